@@ -1,0 +1,7 @@
+"""``python -m skillrt``."""
+
+import sys
+
+from skillrt.cli import main
+
+sys.exit(main())

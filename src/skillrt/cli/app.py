@@ -1,0 +1,184 @@
+"""The ``skillrt`` command: global options, dispatch to command modules, error output.
+
+Command modules (``skillrt.cli.*_cmds``) each expose ``register(subparsers, common)``;
+they import library code inside their handlers so ``skillrt --help`` stays fast.
+This is the only layer that reads environment variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillrt.config import RuntimeConfig
+    from skillrt.runtime import SkillRuntime
+
+#: Command modules, in help order. A module that fails to import is reported, not fatal.
+COMMAND_MODULES = (
+    "skills_cmds",
+    "loader_cmds",
+    "invocation_cmds",
+    "routing_cmds",
+    "dispatch_cmds",
+    "workflow_cmds",
+    "telemetry_cmds",
+    "mcp_cmds",
+)
+
+Handler = Callable[["CliContext"], int]
+
+
+@dataclass
+class CliContext:
+    """Parsed arguments plus the lazily built runtime."""
+
+    args: argparse.Namespace
+    _runtime: SkillRuntime | None = field(default=None, repr=False)
+
+    @property
+    def json(self) -> bool:
+        return bool(getattr(self.args, "json", False))
+
+    def config(self) -> RuntimeConfig:
+        from skillrt.config import CONFIG_FILENAME, RuntimeConfig
+
+        explicit = getattr(self.args, "config", None)
+        path = Path(explicit) if explicit else Path.cwd() / CONFIG_FILENAME
+        config = RuntimeConfig.from_file(path, required=bool(explicit))
+        if not path.exists():
+            config = config.replace_section(
+                project_dir=Path.cwd(), state_dir=Path.cwd() / ".skillrt"
+            )
+        state = getattr(self.args, "state", None)
+        if state:
+            config = config.replace_section(state_dir=Path(state).resolve())
+        import dataclasses
+
+        home = os.environ.get("HOME")
+        discovery = dataclasses.replace(config.discovery, home_dir=Path(home) if home else None)
+        return config.replace_section(discovery=discovery)
+
+    @property
+    def runtime(self) -> SkillRuntime:
+        if self._runtime is None:
+            from skillrt.config import RootConfig
+            from skillrt.runtime import SkillRuntime
+
+            roots = getattr(self.args, "root", None)
+            explicit = (
+                tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
+            )
+            self._runtime = SkillRuntime(self.config(), roots=explicit)
+        return self._runtime
+
+    def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
+        """Print ``data`` as one JSON document with --json, else the human rendering."""
+        if self.json:
+            from skillrt.serialize import to_jsonable
+
+            sys.stdout.write(json.dumps(to_jsonable(data), ensure_ascii=False, indent=2) + "\n")
+            return
+        text = human() if callable(human) else human
+        if text is None:
+            from skillrt.serialize import to_jsonable
+
+            text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    default: Any = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--root",
+        action="append",
+        metavar="DIR",
+        default=default,
+        help="skill root to search (repeatable); when given, only these",
+    )
+    parser.add_argument(
+        "--config", metavar="FILE", default=default, help="config file (default ./skillrt.yaml)"
+    )
+    parser.add_argument(
+        "--state", metavar="DIR", default=default, help="state folder (default ./.skillrt/)"
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print exactly one JSON document on stdout",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from skillrt import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="skillrt",
+        description="A runtime for Agent Skills: find, route, load, dispatch, orchestrate.",
+    )
+    parser.add_argument("--version", action="version", version=f"skillrt {__version__}")
+    add_global_options(parser, suppress=False)
+    common = argparse.ArgumentParser(add_help=False)
+    add_global_options(common, suppress=True)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"skillrt.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"skillrt.cli.{name}":
+                continue  # that command group is not built yet
+            raise
+        module.register(sub, common)
+    return parser
+
+
+def error_payload(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, **extra}}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from skillrt.errors import SkillrtError, UsageError
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    ctx = CliContext(args)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return handler(ctx)
+    except UsageError as exc:
+        _report(ctx, exc.to_dict())
+        return 2
+    except SkillrtError as exc:
+        _report(ctx, exc.to_dict())
+        return 1
+    except KeyboardInterrupt:
+        _report(ctx, {"code": "E_INTERRUPTED", "message": "interrupted"})
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never a traceback for users; SKILLRT_DEBUG=1 shows it
+        if os.environ.get("SKILLRT_DEBUG"):
+            raise
+        _report(ctx, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
+        return 1
+    finally:
+        if ctx._runtime is not None:
+            ctx._runtime.close()
+
+
+def _report(ctx: CliContext, err: dict[str, Any]) -> None:
+    if ctx.json:
+        sys.stdout.write(json.dumps({"error": err}, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stderr.write(f"skillrt: error [{err['code']}]: {err['message']}\n")

@@ -1,0 +1,1 @@
+"""Routing: recall, scoring, plans."""

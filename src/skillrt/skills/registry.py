@@ -1,0 +1,207 @@
+"""The skill registry: every skill found, who shadows whom, and what is enabled.
+
+Level 1 only: the registry reads frontmatter, never a body.
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillrt.config import DiscoveryConfig, RootConfig
+from skillrt.errors import AmbiguousSkill, SkillNotFound
+from skillrt.skills.discovery import FoundSkill, Root, WalkReport, resolve_roots, walk_root
+from skillrt.skills.index_cache import FileKey, IndexCache
+from skillrt.skills.model import BrokenSkill, Diagnostic, ShadowedSkill, Skill
+from skillrt.skills.reader import read_skill
+from skillrt.store import skill_state
+from skillrt.store.sqlite import Store
+
+
+@dataclass(frozen=True)
+class SkillEntry:
+    """A listed skill: the skill plus its enable state (what ``skillrt list`` prints)."""
+
+    skill: Skill
+    enabled: bool
+    shadowed: tuple[ShadowedSkill, ...] = ()
+
+
+class SkillRegistry:
+    """Skills by qualified name, in discovery precedence order."""
+
+    def __init__(
+        self,
+        skills: Iterable[Skill],
+        *,
+        broken: Sequence[BrokenSkill] = (),
+        shadowed: Sequence[ShadowedSkill] = (),
+        diagnostics: Sequence[Diagnostic] = (),
+        store: Store | None = None,
+        disabled: frozenset[str] | None = None,
+    ) -> None:
+        self._skills: dict[str, Skill] = {}
+        self._by_name: dict[str, list[Skill]] = {}
+        extra_shadowed: list[ShadowedSkill] = []
+        for skill in skills:
+            qn = skill.qualified_name
+            if qn in self._skills:
+                winner = self._skills[qn]
+                extra_shadowed.append(
+                    ShadowedSkill(
+                        skill,
+                        winner.path,
+                        f"{qn} is also defined at {winner.path} "
+                        f"({winner.source} scope), which takes precedence",
+                    )
+                )
+                continue
+            self._skills[qn] = skill
+            self._by_name.setdefault(skill.name, []).append(skill)
+        self.broken: tuple[BrokenSkill, ...] = tuple(broken)
+        self.shadowed: tuple[ShadowedSkill, ...] = tuple(shadowed) + tuple(extra_shadowed)
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        self._store = store
+        self._disabled = (
+            disabled
+            if disabled is not None
+            else (skill_state.disabled_names(store) if store is not None else frozenset())
+        )
+
+    # -- construction -----------------------------------------------------------------
+    @classmethod
+    def discover(
+        cls,
+        config: DiscoveryConfig,
+        *,
+        project_dir: Path,
+        store: Store | None = None,
+        explicit_roots: tuple[RootConfig, ...] | None = None,
+    ) -> SkillRegistry:
+        """Walk the roots, parse (or reuse cached) frontmatter, apply precedence."""
+        roots = resolve_roots(config, project_dir, explicit_roots)
+        return cls.from_roots(roots, config, store=store)
+
+    @classmethod
+    def from_roots(
+        cls, roots: Sequence[Root], config: DiscoveryConfig, *, store: Store | None = None
+    ) -> SkillRegistry:
+        report = WalkReport(diagnostics=[])
+        cache = IndexCache(store)
+        skills: list[Skill] = []
+        broken: list[BrokenSkill] = []
+        for root in roots:
+            for found in walk_root(root, config, report):
+                item = _load(found, config, cache)
+                if isinstance(item, BrokenSkill):
+                    broken.append(item)
+                else:
+                    skills.append(item)
+        cache.flush()
+        return cls(skills, broken=broken, diagnostics=report.diagnostics, store=store)
+
+    # -- lookup -----------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._skills)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._skills
+
+    def skills(self) -> builtins.list[Skill]:
+        """Every usable (not shadowed, not broken) skill, in precedence order."""
+        return list(self._skills.values())
+
+    def enabled_skills(self) -> builtins.list[Skill]:
+        return [s for s in self._skills.values() if self.is_enabled(s)]
+
+    def get(self, name: str) -> Skill:
+        """A skill by qualified name (``ns:skill``) or by a bare name that is unique."""
+        skill = self._skills.get(name)
+        if skill is not None:
+            return skill
+        if ":" not in name:
+            matches = self._by_name.get(name, [])
+            if len(matches) == 1:
+                return matches[0]
+            if len(matches) > 1:
+                ids = sorted(s.qualified_name for s in matches)
+                raise AmbiguousSkill(
+                    f"'{name}' names {len(ids)} skills: {', '.join(ids)}; use one of those ids",
+                    name=name,
+                    candidates=ids,
+                )
+        raise SkillNotFound(f"No skill named '{name}'", name=name)
+
+    def find(self, name: str) -> builtins.list[Skill]:
+        """Every skill whose bare name is ``name`` (one per namespace)."""
+        return list(self._by_name.get(name, []))
+
+    def is_enabled(self, skill: Skill | str) -> bool:
+        qn = skill.qualified_name if isinstance(skill, Skill) else skill
+        return qn not in self._disabled
+
+    def set_enabled(self, name: str, enabled: bool) -> Skill:
+        """Persist enable state; the name must resolve to a known skill."""
+        skill = self.get(name)
+        if self._store is not None:
+            skill_state.set_enabled(self._store, skill.qualified_name, enabled)
+        if enabled:
+            self._disabled = self._disabled - {skill.qualified_name}
+        else:
+            self._disabled = self._disabled | {skill.qualified_name}
+        return skill
+
+    def list(self, *, include_disabled: bool = True) -> builtins.list[SkillEntry]:
+        shadows: dict[str, list[ShadowedSkill]] = {}
+        for sh in self.shadowed:
+            shadows.setdefault(sh.skill.qualified_name, []).append(sh)
+        out = []
+        for skill in self._skills.values():
+            enabled = self.is_enabled(skill)
+            if enabled or include_disabled:
+                out.append(SkillEntry(skill, enabled, tuple(shadows.get(skill.qualified_name, ()))))
+        return out
+
+    def catalog(self, *, budget: int | None = None, usage: Mapping[str, int] | None = None) -> str:
+        from skillrt.skills.catalog import render_catalog
+
+        return render_catalog(self, budget=budget, usage=usage).text
+
+
+def _load(found: FoundSkill, config: DiscoveryConfig, cache: IndexCache) -> Skill | BrokenSkill:
+    try:
+        st = os.stat(found.skill_file)
+        key: FileKey | None = FileKey(str(found.skill_file), st.st_mtime_ns, st.st_size)
+    except OSError:
+        key = None
+    item = cache.get(key) if key is not None else None
+    if item is None:
+        item = read_skill(
+            found.path,
+            skill_file=found.skill_file,
+            namespace=found.namespace,
+            source=found.root.scope,
+            root=found.root.path,
+            max_file_bytes=config.max_skill_file_bytes,
+            max_frontmatter_bytes=config.max_frontmatter_bytes,
+        )
+        if key is not None:
+            cache.put(key, item)
+        return item
+    # The same file may be reached from a root with another namespace or scope.
+    if isinstance(item, Skill):
+        if (item.namespace, item.source, item.root) != (
+            found.namespace,
+            found.root.scope,
+            found.root.path,
+        ):
+            item = dataclasses.replace(
+                item, namespace=found.namespace, source=found.root.scope, root=found.root.path
+            )
+    elif (item.namespace, item.source) != (found.namespace, found.root.scope):
+        item = dataclasses.replace(item, namespace=found.namespace, source=found.root.scope)
+    return item
