@@ -1,0 +1,1 @@
+"""Execution: runners, the fallback state machine, repair."""

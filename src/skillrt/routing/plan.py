@@ -1,0 +1,85 @@
+"""What the router returns (seed 001 §4.2, §6-8): candidates, scores, the plan."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+RecallSource = Literal["forced", "rule", "lexical", "semantic"]
+
+
+@dataclass(frozen=True)
+class ScoreBreakdown:
+    """The six terms of seed 001 §6.2, each in 0..1 before weighting, and the total."""
+
+    intent_match: float
+    trigger_match: float
+    success_rate: float
+    context_readiness: float
+    cost_penalty: float
+    conflict_penalty: float
+    #: Weighted sum after calibration, cold-start damping and penalties, in 0..1.
+    total: float
+    #: Raw signals behind intent_match (e.g. semantic cosine, bm25), for --explain.
+    signals: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScoredCandidate:
+    """One recalled skill with where it came from and how it scored."""
+
+    name: str
+    sources: tuple[RecallSource, ...]
+    forced: bool
+    score: ScoreBreakdown
+    #: "selected", "below_threshold", "unavailable", "anti_trigger", "covered", "disabled".
+    status: str
+    reason: str = ""
+    #: Unmet prerequisites (bins/env) when status is "unavailable".
+    missing: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PlannedSkill:
+    """A skill the plan will run."""
+
+    name: str
+    forced: bool
+    score: float
+    cost_hint: str
+    parallel_safe: bool
+
+
+@dataclass(frozen=True)
+class ActivationPlan:
+    """Skills to run, in order / parallel groups, with cost and the fallback path."""
+
+    skills: tuple[PlannedSkill, ...]
+    #: Execution order: each inner tuple runs in parallel (at most max_parallel_skills).
+    groups: tuple[tuple[str, ...], ...]
+    estimated_cost: str
+    #: Where to go when a step fails: next-best skills, then "no-skill", then "ask-user".
+    fallback_path: tuple[str, ...]
+
+    @property
+    def no_skill(self) -> bool:
+        return not self.skills
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(s.name for s in self.skills)
+
+
+@dataclass(frozen=True)
+class RouteResult:
+    """The router's full answer; "no skill" is a valid plan with its reason."""
+
+    route_id: str
+    query: str
+    plan: ActivationPlan
+    routing_reason: str
+    candidates: tuple[ScoredCandidate, ...]
+    events: tuple[dict[str, Any], ...] = ()
+    latency_ms: float = 0.0
+    #: Which routing config served this route (gray release, seed 001 §15).
+    config_id: str = "default"
