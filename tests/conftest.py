@@ -1,0 +1,99 @@
+"""Shared fixtures: a skill-tree builder and an offline guard."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+EXAMPLES = REPO / "examples" / "skills"
+
+
+def _is_loopback(address: Any) -> bool:
+    if isinstance(address, tuple) and address:
+        host = address[0]
+        if host in ("localhost", ""):
+            return True
+        try:
+            return ipaddress.ip_address(host).is_loopback
+        except ValueError:
+            return False
+    return True  # unix sockets
+
+
+@pytest.fixture(autouse=True)
+def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Tests never reach the network: only loopback connections are allowed."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if not _is_loopback(address):
+            raise RuntimeError(f"network access in tests is not allowed: {address!r}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    yield
+
+
+SkillFactory = Callable[..., Path]
+
+
+@pytest.fixture
+def make_skill(tmp_path: Path) -> SkillFactory:
+    """Write a skill folder: ``make_skill("name", description=..., body=..., **frontmatter)``.
+
+    ``root`` (default ``tmp_path / "skills"``) and ``files`` ({relative path: text}) are
+    optional; ``raw`` writes the SKILL.md text verbatim instead.
+    """
+
+    def factory(
+        name: str,
+        *,
+        description: str | None = None,
+        body: str = "# Body\n",
+        root: Path | None = None,
+        files: dict[str, str | bytes] | None = None,
+        raw: str | bytes | None = None,
+        folder: str | None = None,
+        **frontmatter: Any,
+    ) -> Path:
+        base = root if root is not None else tmp_path / "skills"
+        skill_dir = base / (folder or name)
+        skill_dir.mkdir(parents=True, exist_ok=True)
+        if raw is not None:
+            data = raw if isinstance(raw, bytes) else raw.encode("utf-8")
+            (skill_dir / "SKILL.md").write_bytes(data)
+        else:
+            fm: dict[str, Any] = {
+                "name": name,
+                "description": description or f"Use when testing {name}.",
+            }
+            fm.update({k.replace("__", "-"): v for k, v in frontmatter.items()})
+            text = "---\n" + yaml.safe_dump(fm, sort_keys=False, allow_unicode=True) + "---\n"
+            (skill_dir / "SKILL.md").write_text(text + body, encoding="utf-8")
+        for rel, content in (files or {}).items():
+            target = skill_dir / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content, encoding="utf-8")
+        return skill_dir
+
+    return factory
+
+
+@pytest.fixture
+def skills_root(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    root.mkdir(exist_ok=True)
+    return root
