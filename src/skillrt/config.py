@@ -83,6 +83,8 @@ class LoaderLimits:
     allowed_extensions: tuple[str, ...] = DEFAULT_ALLOWED_EXTENSIONS
     #: Content over this many chars is spilled to ``.agent/runs/<run_id>/observations/``.
     spill_threshold_chars: int = DEFAULT_MAX_RESOURCE_EXCERPT_CHARS
+    #: SKILL.md files over this many bytes are refused at Level 2 (FileTooLarge).
+    max_skill_file_bytes: int = DEFAULT_MAX_SKILL_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,14 @@ class DispatchConfig:
     run_skill_max_depth: int = DEFAULT_MAX_SKILL_DELEGATE_DEPTH
     roles_dir: Path | None = None
     default_role: str = "fixer"
+    #: Routing rules YAML for ``orchestrate`` (000 §8); the CLI's ``--rules`` wins.
+    rules_file: Path | None = None
+    #: Follow ``requires_now`` sub-skill edges automatically (under the guards).
+    follow_edges: bool = True
+    #: Run ``run_skill <skill>: <task>`` lines a model writes in its output (001 §19).
+    follow_run_skill: bool = True
+    #: How much of a parent's output a sub-skill's prompt receives as context.
+    max_child_context_chars: int = 4000
 
 
 @dataclass(frozen=True)
@@ -145,15 +155,50 @@ class ExecutionConfig:
     max_patched_files_per_attempt: int = 3
     max_patch_hunks_per_attempt: int = 8
     max_added_tokens_in_skill_doc: int = 300
+    #: Environment names passed to a command runner on top of PATH, HOME, LANG, TERM,
+    #: TMPDIR (the environment is never inherited wholesale).
+    pass_env: tuple[str, ...] = ()
+    #: Exit codes of a command runner that are worth one retry (EX_TEMPFAIL, timeout(1));
+    #: any other non-zero exit is fatal.
+    retryable_exit_codes: tuple[int, ...] = (75, 124)
+    #: Seconds between SIGTERM and SIGKILL when a command times out.
+    kill_grace_s: float = 1.0
+    #: Next-best skills tried before the no-skill path (001 §10 fallback order).
+    max_fallback_skills: int = 2
+    #: Keep the patches of a repair that did not end in success (default: revert them).
+    repair_keep_failed_patches: bool = False
 
 
 @dataclass(frozen=True)
 class OrchestrationConfig:
-    """Composite-skill runs (seed 002)."""
+    """Composite-skill runs (seed 002). See docs/orchestration.md."""
 
+    #: Memory files of every run; the default means ``<state_dir>/memory``.
     memory_dir: Path = Path(".skillrt/memory")
+    #: ``<domain>.md`` learnings files; the default means ``<state_dir>/learnings``.
     learnings_dir: Path = Path(".skillrt/learnings")
+    #: Domain name -> short description (comma-separated kinds of work); empty = the
+    #: four defaults of seed 002 (technical, personal, creative, professional).
     domains: Mapping[str, str] = field(default_factory=dict)
+    #: Embedding backend for domain classification; None = ``routing.embedding_backend``
+    #: (and "hashing" when that is "none").
+    embedding_backend: str | None = None
+    #: Softmax temperature over domain similarities, and the score thresholds of the
+    #: CERTAIN / PROBABLE labels (below ``domain_probable``: UNCERTAIN).
+    domain_temperature: float = 0.05
+    domain_certain: float = 0.80
+    domain_probable: float = 0.55
+    #: SQLite ``synchronous`` for workflow transitions: "full" fsyncs the WAL at every
+    #: commit (survives power loss); "normal" survives process crashes only.
+    synchronous: Literal["full", "normal"] = "full"
+    #: A memory file over this size fails verification (reason ``too_large``).
+    max_memory_file_bytes: int = 1_000_000
+    #: Per context file, the characters a phase prompt includes.
+    max_context_file_chars: int = 40_000
+    #: Characters of domain learnings injected into a phase prompt (newest kept).
+    max_learnings_chars: int = 12_000
+    #: Append each phase's ``## Learnings`` to ``<domain>.md`` when a run completes.
+    merge_learnings: bool = True
 
 
 @dataclass(frozen=True)
@@ -161,9 +206,38 @@ class TelemetryConfig:
     """Route events, metrics and gray release (seed 001 §14-15)."""
 
     enabled: bool = True
+    #: Routing overrides (keys of ``routing``) tried on a share of routes (gray release).
     candidate_config: Mapping[str, Any] | None = None
+    #: Share of routes, 0..1, served by ``candidate_config`` (chosen by route id hash).
     candidate_share: float = 0.0
+    #: Label of the candidate in stats; default ``candidate-<hash of the overrides>``.
+    candidate_id: str | None = None
     otel: bool = True
+    #: Longest a telemetry write may wait on a locked store before it is dropped with a
+    #: warning: a route never waits longer than this for its event to be written.
+    write_timeout_ms: int = 100
+    #: Trigger pruning report (seed 001 §15): a trigger is listed when it fired on at
+    #: least ``prune_min_fires`` routes and either their success rate is below
+    #: ``prune_max_success_rate`` or the share corrected by feedback is above
+    #: ``prune_min_correction_rate``.
+    prune_min_fires: int = 20
+    prune_max_success_rate: float = 0.5
+    prune_min_correction_rate: float = 0.3
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """The MCP server (``skillrt mcp``)."""
+
+    #: Character budget of the Level-1 catalogue sent as the server's instructions.
+    instructions_budget: int = 8000
+    #: Seconds between checks of the skill roots for added/changed/removed skills;
+    #: 0 turns hot reload off.
+    poll_interval_s: float = 2.0
+    #: Publish each skill's files as ``skill://`` resources (and ``skills/list``).
+    resources: bool = True
+    #: Most files published per skill (SEP-2640 limit).
+    max_resources_per_skill: int = 512
 
 
 @dataclass(frozen=True)
@@ -179,6 +253,7 @@ class RuntimeConfig:
     execution: ExecutionConfig = field(default_factory=ExecutionConfig)
     orchestration: OrchestrationConfig = field(default_factory=OrchestrationConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
 
     @property
     def state_db(self) -> Path:
@@ -225,6 +300,7 @@ class RuntimeConfig:
             "execution": ExecutionConfig,
             "orchestration": OrchestrationConfig,
             "telemetry": TelemetryConfig,
+            "mcp": McpConfig,
         }
         for key, section_type in section_types.items():
             if key in data:

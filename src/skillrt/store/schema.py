@@ -40,6 +40,169 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    4: (
+        "execution: dispatches and runner calls, fallback transitions, repair attempts, patches",
+        (
+            # One row per runner call (or blocked / skipped dispatch) of a run.
+            """CREATE TABLE executions (
+                execution_id TEXT PRIMARY KEY,
+                run_id TEXT,
+                request_id TEXT NOT NULL,
+                parent_id TEXT,
+                skill TEXT,
+                role TEXT,
+                execution_mode TEXT NOT NULL,
+                depth INTEGER NOT NULL,
+                edge_type TEXT,
+                path TEXT NOT NULL,
+                runner TEXT NOT NULL,
+                status TEXT NOT NULL,
+                exit_code INTEGER,
+                latency_ms REAL NOT NULL,
+                tokens_in INTEGER,
+                tokens_out INTEGER,
+                truncated INTEGER NOT NULL DEFAULT 0,
+                fallback_used INTEGER NOT NULL DEFAULT 0,
+                error_code TEXT,
+                error_message TEXT,
+                created_at REAL NOT NULL
+            )""",
+            "CREATE INDEX executions_run ON executions(run_id, created_at)",
+            "CREATE INDEX executions_skill ON executions(skill, created_at)",
+            # Every transition of the fallback (001 §10) and repair (§12) state machines.
+            """CREATE TABLE fsm_transitions (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                run_id TEXT,
+                machine TEXT NOT NULL,
+                path TEXT NOT NULL,
+                from_state TEXT NOT NULL,
+                to_state TEXT NOT NULL,
+                attempt INTEGER NOT NULL,
+                reason TEXT NOT NULL,
+                error_code TEXT,
+                created_at REAL NOT NULL
+            )""",
+            "CREATE INDEX fsm_transitions_run ON fsm_transitions(run_id, id)",
+            # One structured record per repair attempt (001 §12).
+            """CREATE TABLE repair_attempts (
+                attempt_id TEXT PRIMARY KEY,
+                run_id TEXT,
+                skill TEXT NOT NULL,
+                attempt INTEGER NOT NULL,
+                outcome TEXT NOT NULL,
+                error_signature TEXT NOT NULL,
+                root_cause TEXT NOT NULL,
+                expected_effect TEXT NOT NULL,
+                patched_files TEXT NOT NULL,
+                eligibility TEXT NOT NULL,
+                stop_reason TEXT,
+                patch_id TEXT,
+                created_at REAL NOT NULL
+            )""",
+            # Applied patches: backups live under <state>/repairs/<patch_id>/.
+            """CREATE TABLE patches (
+                patch_id TEXT PRIMARY KEY,
+                attempt_id TEXT,
+                skill TEXT NOT NULL,
+                skill_dir TEXT NOT NULL,
+                backup_dir TEXT NOT NULL,
+                files TEXT NOT NULL,
+                status TEXT NOT NULL,
+                created_at REAL NOT NULL,
+                reverted_at REAL
+            )""",
+        ),
+    ),
+    5: (
+        "orchestration: composite-skill runs, step outputs, phases, FSM transitions",
+        (
+            # One row per workflow run; ``state`` is the run FSM state (orchestration/fsm.py).
+            """CREATE TABLE workflow_runs (
+                run_id TEXT PRIMARY KEY,
+                skill TEXT NOT NULL,
+                skill_dir TEXT NOT NULL,
+                query TEXT NOT NULL,
+                state TEXT NOT NULL,
+                blocked_from TEXT,
+                task_id TEXT UNIQUE,
+                domain TEXT,
+                mode TEXT NOT NULL,
+                runner TEXT,
+                memory_dir TEXT NOT NULL,
+                learnings_dir TEXT NOT NULL,
+                options TEXT NOT NULL DEFAULT '{}',
+                last_error TEXT,
+                owner TEXT,
+                seq INTEGER NOT NULL DEFAULT 0,
+                created_at REAL NOT NULL,
+                updated_at REAL NOT NULL,
+                completed_at REAL
+            )""",
+            "CREATE INDEX workflow_runs_updated ON workflow_runs(updated_at)",
+            # The seed 002 data contract: one output per completed step (1-6).
+            """CREATE TABLE workflow_steps (
+                run_id TEXT NOT NULL REFERENCES workflow_runs(run_id) ON DELETE CASCADE,
+                step INTEGER NOT NULL CHECK (step BETWEEN 1 AND 6),
+                name TEXT NOT NULL,
+                output TEXT NOT NULL,
+                completed_at REAL NOT NULL,
+                PRIMARY KEY (run_id, step)
+            )""",
+            # Step 5's phases, created from the step-3 config snapshot.
+            """CREATE TABLE workflow_phases (
+                run_id TEXT NOT NULL REFERENCES workflow_runs(run_id) ON DELETE CASCADE,
+                idx INTEGER NOT NULL,
+                phase_id TEXT NOT NULL,
+                agent TEXT NOT NULL,
+                state TEXT NOT NULL,
+                attempts INTEGER NOT NULL DEFAULT 0,
+                memory_file TEXT NOT NULL,
+                memory_sha256 TEXT,
+                prompt_sha256 TEXT,
+                started_at REAL,
+                verified_at REAL,
+                last_error TEXT,
+                PRIMARY KEY (run_id, idx),
+                UNIQUE (run_id, phase_id)
+            )""",
+            # Every transition, numbered per run: the audit trail and resume evidence.
+            """CREATE TABLE workflow_transitions (
+                run_id TEXT NOT NULL REFERENCES workflow_runs(run_id) ON DELETE CASCADE,
+                seq INTEGER NOT NULL,
+                kind TEXT NOT NULL,
+                phase_id TEXT,
+                step INTEGER,
+                from_state TEXT,
+                to_state TEXT NOT NULL,
+                detail TEXT,
+                pid INTEGER,
+                at REAL NOT NULL,
+                PRIMARY KEY (run_id, seq)
+            )""",
+        ),
+    ),
+    6: (
+        "telemetry: route feedback and the routing configs of the gray release",
+        (
+            # One row per route: the latest answer wins. ``correct`` is a JSON array of
+            # qualified names; [] means "no skill was the right answer".
+            """CREATE TABLE route_feedback (
+                route_id TEXT PRIMARY KEY,
+                correct TEXT NOT NULL,
+                source TEXT NOT NULL DEFAULT 'cli',
+                note TEXT,
+                created_at REAL NOT NULL
+            )""",
+            # The overrides behind each config_id stamped on route events.
+            """CREATE TABLE routing_configs (
+                config_id TEXT PRIMARY KEY,
+                overrides TEXT NOT NULL,
+                share REAL NOT NULL,
+                first_seen REAL NOT NULL,
+                last_seen REAL NOT NULL
+            )""",
+        ),
+    ),
 }
 
 

@@ -1,0 +1,373 @@
+"""The MCP server's behaviour, without the MCP SDK: tools, resources, hot reload.
+
+:class:`SkillService` wraps a :class:`~skillrt.runtime.SkillRuntime`. Every method is
+synchronous and thread-safe (the server runs them in worker threads): requests share
+the runtime under a read lock, a reload swaps the registry under the write lock. Tool
+calls never raise for bad input: they return a :class:`ToolOutcome` whose error text is
+the structured ``{"code", "message", ...}`` JSON every other surface prints.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.config import McpConfig
+from skillrt.errors import SkillDisabled, SkillrtError, UsageError
+from skillrt.mcp.files import DigestCache, mime_type, read_skill_file
+from skillrt.mcp.publish import (
+    META_PREFIX,
+    TTL_MS,
+    FrontmatterCache,
+    Publication,
+    ResourceInfo,
+    build_publication,
+    skill_entry,
+)
+from skillrt.mcp.rwlock import RWLock
+from skillrt.mcp.tools import ToolSpec, check_arguments, tool_specs
+from skillrt.mcp.uris import INDEX_URI, SKILL_FILE, parse_skill_uri, skill_uri
+from skillrt.mcp.watch import roots_fingerprint
+from skillrt.serialize import to_jsonable
+from skillrt.skills.model import Skill
+from skillrt.telemetry.otel import span
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from skillrt.runtime import SkillRuntime
+
+log = logging.getLogger("skillrt.mcp")
+
+#: Page sizes of resources/list and skills/list.
+RESOURCES_PAGE = 500
+SKILLS_PAGE = 100
+
+
+class ModelInvocationDisabled(SkillrtError):
+    """The skill has ``disable-model-invocation: true``: a model may not activate it."""
+
+    code = "MODEL_INVOCATION_DISABLED"
+
+
+class InternalError(SkillrtError):
+    """A bug: an unexpected exception inside a tool (logged with its traceback)."""
+
+    code = "E_INTERNAL"
+
+
+class FeatureUnavailable(SkillrtError):
+    """This build of skillrt has no implementation of the requested stage."""
+
+    code = "E_UNAVAILABLE"
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    """A tool's answer: text for the model, JSON data for programs, the error flag."""
+
+    text: str
+    data: dict[str, Any]
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ResourceContent:
+    uri: str
+    text: str
+    mime_type: str
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What a reload changed: which list-changed notifications to send."""
+
+    tools: bool
+    resources: bool
+    instructions: bool
+
+    @property
+    def any(self) -> bool:
+        return self.tools or self.resources or self.instructions
+
+
+def error_outcome(err: SkillrtError) -> ToolOutcome:
+    payload = err.to_dict()
+    return ToolOutcome(json.dumps(payload, ensure_ascii=False), {"error": payload}, True)
+
+
+def _json_outcome(data: Any) -> ToolOutcome:
+    jsonable = to_jsonable(data)
+    if not isinstance(jsonable, dict):
+        jsonable = {"result": jsonable}
+    return ToolOutcome(json.dumps(jsonable, ensure_ascii=False), jsonable)
+
+
+class SkillService:
+    """Tools, resources and hot reload over one runtime.
+
+    Args:
+        runtime: The runtime to serve (its store receives route telemetry).
+        config: MCP settings; defaults to ``runtime.config.mcp``.
+    """
+
+    def __init__(self, runtime: SkillRuntime, config: McpConfig | None = None) -> None:
+        self.runtime = runtime
+        self.config = config or runtime.config.mcp
+        self._lock = RWLock()
+        self._digests = DigestCache()
+        self._frontmatter = FrontmatterCache()
+        self._publication: Publication | None = None
+        self._fingerprint: str | None = None
+        self._handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
+            "route_skills": self._route_skills,
+            "activate_skill": self._activate_skill,
+            "read_skill_resource": self._read_skill_resource,
+            "resolve_mentions": self._resolve_mentions,
+            "run_skill": self._run_skill,
+        }
+        self.reloads = 0
+
+    # -- snapshot and hot reload ---------------------------------------------------------
+    def _roots(self) -> list[Path]:
+        from skillrt.skills.discovery import resolve_roots
+
+        roots = resolve_roots(
+            self.runtime.config.discovery,
+            self.runtime.config.project_dir,
+            self.runtime.explicit_roots,
+        )
+        return [r.path for r in roots]
+
+    def fingerprint(self) -> str:
+        return roots_fingerprint(self._roots(), self.runtime.config.discovery, self.runtime.store)
+
+    def start(self) -> Publication:
+        """Discover the skills and build the first snapshot (call before serving)."""
+        with self._lock.write():
+            self._fingerprint = self.fingerprint()
+            self._publication = self._build()
+        return self._publication
+
+    @property
+    def publication(self) -> Publication:
+        pub = self._publication
+        if pub is None:
+            return self.start()
+        return pub
+
+    def _build(self) -> Publication:
+        return build_publication(self.runtime, self.config, self._digests)
+
+    def check_for_changes(self) -> Changes | None:
+        """Re-fingerprint the roots; on a change reload and say what changed.
+
+        Cheap when nothing changed (stats only). Returns None when nothing did.
+        """
+        fp = self.fingerprint()
+        if fp == self._fingerprint:
+            return None
+        return self.reload(fp)
+
+    def reload(self, fingerprint: str | None = None) -> Changes:
+        """Re-discover the skills now and swap the snapshot."""
+        fp = fingerprint or self.fingerprint()
+        old = self._publication
+        with self._lock.write():
+            self.runtime.refresh()
+            new = self._build()
+            self._publication = new
+            self._fingerprint = fp
+            self.reloads += 1
+        if old is None:
+            return Changes(True, True, True)
+        changes = Changes(
+            tools=old.tools_key != new.tools_key,
+            resources=old.resources_key != new.resources_key,
+            instructions=old.instructions != new.instructions,
+        )
+        log.info(
+            "skills reloaded (%d published; tools changed: %s, resources changed: %s)",
+            len(new.skills),
+            changes.tools,
+            changes.resources,
+        )
+        return changes
+
+    # -- tools ----------------------------------------------------------------------------
+    def tools(self) -> list[ToolSpec]:
+        return tool_specs(self.publication.activatable)
+
+    @property
+    def instructions(self) -> str:
+        return self.publication.instructions
+
+    def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
+        """Run one tool; every failure becomes an error outcome, never an exception."""
+        try:
+            spec = next((t for t in self.tools() if t.name == name), None)
+            if spec is None:
+                known = ", ".join(sorted(self._handlers))
+                raise UsageError(f"unknown tool '{name}' (tools: {known})", tool=name)
+            args = check_arguments(spec, arguments)
+            with self._lock.read():
+                return self._handlers[name](args)
+        except SkillrtError as err:
+            return error_outcome(err)
+        except Exception as exc:  # one bad request fails alone, never the server
+            log.exception("tool %s failed", name)
+            return error_outcome(InternalError(f"{type(exc).__name__}: {exc}", tool=name))
+
+    def _skill(self, name: str, *, for_model: bool) -> Skill:
+        registry = self.runtime.registry
+        skill = registry.get(name)
+        if not registry.is_enabled(skill):
+            raise SkillDisabled(
+                f"Skill '{skill.qualified_name}' is disabled; enable it with "
+                f"`skillrt enable {skill.qualified_name}`",
+                name=skill.qualified_name,
+            )
+        if for_model and skill.disable_model_invocation:
+            from skillrt.invocation.messages import model_invocation_disabled
+
+            raise ModelInvocationDisabled(
+                model_invocation_disabled(skill.qualified_name), name=skill.qualified_name
+            )
+        return skill
+
+    def _require(self, method: str) -> Callable[..., Any]:
+        fn = getattr(self.runtime, method, None)
+        if not callable(fn):
+            raise FeatureUnavailable(
+                f"this skillrt build has no SkillRuntime.{method}()", method=method
+            )
+        return fn  # type: ignore[no-any-return]
+
+    def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
+        route = self._require("route")
+        query = args["query"]
+        attrs = {"skillrt.surface": "mcp", "skillrt.query_chars": len(query)}
+        with span("skillrt.route", attrs) as sp:
+            result = route(query)
+            sp.set_attribute("skillrt.route_id", getattr(result, "route_id", ""))
+        return _json_outcome(result)
+
+    def _activate_skill(self, args: dict[str, Any]) -> ToolOutcome:
+        skill = self._skill(args["name"], for_model=True)
+        load_body = self._require("load_body")
+        attrs = {"skillrt.kind": "body", "skillrt.skill": skill.qualified_name}
+        with span("skillrt.load", attrs):
+            result = load_body(skill.qualified_name)
+        data = {
+            "name": skill.qualified_name,
+            "uri": skill_uri(skill.qualified_name),
+            "description": skill.description,
+            "allowed_tools": list(skill.allowed_tools),
+            "text": result.text,
+            "report": to_jsonable(result.report),
+        }
+        return ToolOutcome(result.text, data)
+
+    def _read_skill_resource(self, args: dict[str, Any]) -> ToolOutcome:
+        skill = self._skill(args["name"], for_model=False)
+        read_resource = self._require("read_resource")
+        path, section = args["path"], args.get("section")
+        attrs = {"skillrt.kind": "resource", "skillrt.skill": skill.qualified_name}
+        with span("skillrt.load", {**attrs, "skillrt.path": path}):
+            result = read_resource(skill.qualified_name, path, section)
+        data = {
+            "name": skill.qualified_name,
+            "path": path,
+            "uri": skill_uri(skill.qualified_name, path),
+            "text": result.text,
+            "report": to_jsonable(result.report),
+        }
+        return ToolOutcome(result.text, data)
+
+    def _resolve_mentions(self, args: dict[str, Any]) -> ToolOutcome:
+        resolve = self._require("resolve")
+        with span("skillrt.resolve", {"skillrt.surface": "mcp"}):
+            resolution = resolve(args["text"], surface="user")
+        return _json_outcome(resolution)
+
+    def _run_skill(self, args: dict[str, Any]) -> ToolOutcome:
+        run_skill = self._require("run_skill")
+        with span("skillrt.dispatch", {"skillrt.skill": args["skill"]}):
+            result = run_skill(args["skill"], args["task"])
+        outcome = _json_outcome(result)
+        if isinstance(result, Mapping) and result.get("status") == "error":
+            return ToolOutcome(outcome.text, outcome.data, True)
+        return outcome
+
+    # -- resources ------------------------------------------------------------------------
+    def list_resources(self, cursor: str | None = None) -> tuple[list[ResourceInfo], str | None]:
+        items = self.publication.resources()
+        return _page(items, cursor, RESOURCES_PAGE)
+
+    def read_resource(self, uri: str) -> ResourceContent:
+        """A ``skill://`` resource's whole text, through the loader's path jail.
+
+        Raises SkillrtError subclasses (the server maps them to JSON-RPC errors).
+        """
+        pub = self.publication
+        if uri == INDEX_URI:
+            return ResourceContent(
+                uri, json.dumps(pub.index(), ensure_ascii=False), "application/json", {}
+            )
+        # Every known skill, so a disabled one answers SkillDisabled, not "no such skill".
+        ref = parse_skill_uri(uri, pub.known)
+        with self._lock.read():
+            skill = self._skill(ref.qualified_name, for_model=False)
+            attrs = {
+                "skillrt.kind": "resource",
+                "skillrt.skill": skill.qualified_name,
+                "skillrt.path": ref.path,
+            }
+            with span("skillrt.load", attrs):
+                text, sha = read_skill_file(skill.path, ref.path, self.runtime.config.limits)
+        mime = "text/markdown" if ref.path == SKILL_FILE else mime_type(ref.path)
+        return ResourceContent(uri, text, mime, {f"{META_PREFIX}sha256": sha})
+
+    # -- skills extension (SEP-2640) ------------------------------------------------------
+    def skills_list(self, cursor: str | None = None) -> dict[str, Any]:
+        pub = self.publication
+        page, next_cursor = _page(list(pub.skills), cursor, SKILLS_PAGE)
+        out: dict[str, Any] = {
+            "resultType": "complete",
+            "skills": [skill_entry(p, self._frontmatter) for p in page],
+            "ttlMs": TTL_MS,
+            "cacheScope": "private",
+        }
+        if next_cursor is not None:
+            out["nextCursor"] = next_cursor
+        return out
+
+    def skills_get(self, uri: str) -> dict[str, Any]:
+        pub = self.publication
+        ref = parse_skill_uri(uri, pub.names)
+        p = pub.get(ref.qualified_name)
+        if p is None or ref.path != SKILL_FILE:
+            raise UsageError(f"{uri!r} is not the SKILL.md of a skill this server serves", uri=uri)
+        return {
+            "resultType": "complete",
+            "skill": skill_entry(p, self._frontmatter),
+            "ttlMs": TTL_MS,
+            "cacheScope": "private",
+        }
+
+
+def _page(items: list[Any], cursor: str | None, size: int) -> tuple[list[Any], str | None]:
+    start = 0
+    if cursor:
+        try:
+            start = int(cursor)
+        except ValueError:
+            raise UsageError(f"invalid cursor {cursor!r}", cursor=cursor) from None
+        if start < 0:
+            raise UsageError(f"invalid cursor {cursor!r}", cursor=cursor)
+    end = start + size
+    return items[start:end], (str(end) if end < len(items) else None)
