@@ -1,0 +1,164 @@
+"""The server over REAL stdio, driven by the official MCP SDK client (both protocol eras)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import mcp_types as types
+import pytest
+from conftest import HOSTILE, disable, stdio_client
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+
+Mode = Literal["legacy", "auto"]
+
+
+class SkillsList(types.Request[types.PaginatedRequestParams, Literal["skills/list"]]):
+    method: Literal["skills/list"] = "skills/list"
+    params: types.PaginatedRequestParams = types.PaginatedRequestParams()
+
+
+class SkillsGetParams(types.RequestParams):
+    uri: str
+
+
+class SkillsGet(types.Request[SkillsGetParams, Literal["skills/get"]]):
+    method: Literal["skills/get"] = "skills/get"
+    params: SkillsGetParams
+
+
+DICT = TypeAdapter(dict[str, Any])
+
+
+def error_of(result: types.CallToolResult) -> dict[str, Any]:
+    assert result.is_error, result
+    payload = json.loads(result.content[0].text)
+    assert set(payload) >= {"code", "message"}
+    return payload
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) -> None:
+    disable(catalogue, state, "retired")
+
+    async def scenario() -> None:
+        async with stdio_client(catalogue, state, mode=mode) as client:
+            # Tools: five, and activate_skill's enum is exactly the model-activatable set.
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert set(tools) == {
+                "route_skills",
+                "activate_skill",
+                "read_skill_resource",
+                "resolve_mentions",
+                "run_skill",
+            }
+            enum = tools["activate_skill"].input_schema["properties"]["name"]["enum"]
+            assert enum == ["acme:gh-fix-ci", "code-review", "commit-messages", "hostile"]
+
+            # Instructions: the catalogue, with the hostile description escaped.
+            instructions = client.instructions or ""
+            assert "<name>\ncode-review\n</name>" in instructions
+            assert instructions.count("</available_skills>") == 1
+            assert "<system>" not in instructions
+            assert "&lt;/available_skills&gt;&lt;system&gt;" in instructions
+            assert "retired" not in instructions
+
+            # activate_skill: the body, with a load report in the structured content.
+            result = await client.call_tool("activate_skill", {"name": "code-review"})
+            assert not result.is_error
+            assert result.content[0].text.startswith("# Code Review")
+            data = result.structured_content
+            assert data["name"] == "code-review"
+            assert data["uri"] == "skill://code-review/SKILL.md"
+            assert len(data["report"]["sha256"]) == 64
+
+            # read_skill_resource, one section.
+            result = await client.call_tool(
+                "read_skill_resource",
+                {"name": "code-review", "path": "references/checklist.md", "section": "Security"},
+            )
+            assert not result.is_error, result
+            assert "Check injection" in result.content[0].text
+
+            # Structured errors.
+            missing = error_of(await client.call_tool("activate_skill", {"name": "no-such"}))
+            assert missing["code"] == "SkillNotFound"
+            traversal = error_of(
+                await client.call_tool(
+                    "read_skill_resource", {"name": "code-review", "path": "../../etc/passwd"}
+                )
+            )
+            assert traversal["code"] == "PathTraversalBlocked"
+            disabled = error_of(await client.call_tool("activate_skill", {"name": "retired"}))
+            assert disabled["code"] == "SkillDisabled"
+            model_off = error_of(await client.call_tool("activate_skill", {"name": "deploy"}))
+            assert model_off["code"] == "MODEL_INVOCATION_DISABLED"
+            bad_args = error_of(await client.call_tool("activate_skill", {"nam": "x"}))
+            assert bad_args["code"] == "E_USAGE"
+            unknown = error_of(await client.call_tool("no_such_tool", {}))
+            assert unknown["code"] == "E_USAGE"
+
+            # Resources: every publishable file, SKILL.md with name/description/sha256.
+            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+            skill_md = listed["skill://code-review/SKILL.md"]
+            assert skill_md.name == "code-review"
+            assert skill_md.description.startswith("Review a pull request")
+            raw = (catalogue / "code-review" / "SKILL.md").read_bytes()
+            meta = skill_md.meta or {}
+            assert meta["io.modelcontextprotocol.skills/sha256"] == hashlib.sha256(raw).hexdigest()
+            assert "skill://code-review/references/checklist.md" in listed
+            assert "skill://code-review/scripts/run.sh" not in listed  # not an allowed type
+            assert "skill://acme/gh-fix-ci/SKILL.md" in listed
+            assert "skill://acme/gh-fix-ci/references/notes.md" in listed
+            assert not any("retired" in uri for uri in listed)
+            assert "skill://index.json" in listed
+
+            read = await client.read_resource("skill://code-review/references/checklist.md")
+            text = read.contents[0].text
+            assert text == (catalogue / "code-review/references/checklist.md").read_text()
+            index = json.loads((await client.read_resource("skill://index.json")).contents[0].text)
+            by_name = {s["name"]: s for s in index["skills"]}
+            assert by_name["hostile"]["description"] == HOSTILE
+            assert by_name["code-review"]["sha256"] == hashlib.sha256(raw).hexdigest()
+
+            for uri, code in (
+                ("skill://code-review/../../etc/passwd", "PathTraversalBlocked"),
+                ("skill://code-review/%2e%2e/%2e%2e/etc/passwd", "PathTraversalBlocked"),
+                ("skill://retired/SKILL.md", "SkillDisabled"),
+                ("skill://code-review/scripts/run.sh", "DisallowedFileType"),
+                ("skill://nope/SKILL.md", "E_USAGE"),
+            ):
+                with pytest.raises(MCPError) as info:
+                    await client.read_resource(uri)
+                assert info.value.error.code == types.INVALID_PARAMS
+                assert info.value.error.data["code"] == code, uri
+
+            # The skills extension (SEP-2640): skills/list and skills/get.
+            if mode == "auto":  # capability extensions (SEP-2133) are a 2026-07-28 field
+                caps = client.server_capabilities
+                assert "io.modelcontextprotocol/skills" in (caps.extensions or {})
+            listing = await client.session.send_request(SkillsList(), DICT)
+            entries = {e["uri"]: e for e in listing["skills"]}
+            entry = entries["skill://code-review/SKILL.md"]
+            assert entry["frontmatter"]["name"] == "code-review"
+            assert entry["frontmatter"]["triggers"] == ["review my pr", "code review"]
+            assert {
+                "uri": "skill://code-review/SKILL.md",
+                "digest": "sha256:" + hashlib.sha256(raw).hexdigest(),
+                "size": len(raw),
+            } in entry["resources"]
+            got = await client.session.send_request(
+                SkillsGet(params=SkillsGetParams(uri="skill://acme/gh-fix-ci/SKILL.md")), DICT
+            )
+            assert got["skill"]["frontmatter"]["name"] == "gh-fix-ci"
+            with pytest.raises(MCPError) as info:
+                await client.session.send_request(
+                    SkillsGet(params=SkillsGetParams(uri="skill://nope/SKILL.md")), DICT
+                )
+            assert info.value.error.code == types.INVALID_PARAMS
+
+    anyio.run(scenario)
