@@ -112,6 +112,28 @@ class RoutingConfig:
     #: "sentence-transformers", or "none" (lexical only).
     embedding_backend: str = "auto"
     embedding_model_path: str | None = None
+    #: Candidates scored per route: the union of the top-N lexical and top-N semantic
+    #: hits (plus forced and trigger hits). ``semantic_top_k`` bounds which semantic-only
+    #: hits may be *selected*; the wider pool feeds ranking, fallbacks and recall@k.
+    candidate_pool: int = 20
+    #: Log-odds added per unit of weighted non-intent evidence (see docs/routing.md).
+    evidence_scale: float = 5.0
+    #: An anti-trigger hit multiplies the total by this (a strong penalty, seed 001 §6.2).
+    anti_trigger_factor: float = 0.25
+    #: Cold start (seed 001 §15): damp a skill's total by up to this share during its
+    #: first ``cold_start_requests`` routes. Off in eval runs (no history there).
+    cold_start: bool = True
+    cold_start_max_damping: float = 0.1
+    #: Read per-skill stats (success rate, cold start) from the store.
+    use_stats: bool = True
+    #: Two selected skills whose descriptions are more similar than this overlap.
+    overlap_threshold: float = 0.85
+    #: Keep the raw query text in route events (off: only its sha256 and length).
+    record_query_text: bool = False
+    #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.
+    path: str | None = None
+    #: Prior messages of ``history`` that count for context readiness.
+    history_turns: int = 4
     #: Extra knobs the router defines (recall sizes, fusion weights, ...).
     options: Mapping[str, Any] = field(default_factory=dict)
 

@@ -40,6 +40,49 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    3: (
+        "routing telemetry: route events (T1) and per-skill stats (T2)",
+        (
+            # One row per route (seed 001 §14). The raw query is kept only when
+            # routing.record_query_text is on; query_hash always identifies it.
+            """CREATE TABLE route_events (
+                route_id TEXT PRIMARY KEY,
+                ts REAL NOT NULL,
+                surface TEXT NOT NULL,
+                config_id TEXT NOT NULL,
+                query_hash TEXT NOT NULL,
+                query_chars INTEGER NOT NULL,
+                query_text TEXT,
+                query_type TEXT NOT NULL,
+                candidate_count INTEGER NOT NULL,
+                selected_skills TEXT NOT NULL,
+                score_breakdown TEXT NOT NULL,
+                routing_reason TEXT NOT NULL,
+                latency_ms REAL NOT NULL,
+                tokens_in INTEGER,
+                tokens_out INTEGER,
+                execution_result TEXT NOT NULL DEFAULT 'pending',
+                fallback_used INTEGER NOT NULL DEFAULT 0,
+                model_id TEXT
+            )""",
+            "CREATE INDEX route_events_ts ON route_events(ts)",
+            # Counters per qualified skill name; routes = times scored as a candidate.
+            """CREATE TABLE skill_stats (
+                name TEXT PRIMARY KEY,
+                routes INTEGER NOT NULL DEFAULT 0,
+                selections INTEGER NOT NULL DEFAULT 0,
+                executions INTEGER NOT NULL DEFAULT 0,
+                successes INTEGER NOT NULL DEFAULT 0,
+                failures INTEGER NOT NULL DEFAULT 0,
+                fallbacks INTEGER NOT NULL DEFAULT 0,
+                latency_ms_total REAL NOT NULL DEFAULT 0,
+                tokens_in INTEGER NOT NULL DEFAULT 0,
+                tokens_out INTEGER NOT NULL DEFAULT 0,
+                last_routed_at REAL,
+                last_executed_at REAL
+            )""",
+        ),
+    ),
     4: (
         "execution: dispatches and runner calls, fallback transitions, repair attempts, patches",
         (
