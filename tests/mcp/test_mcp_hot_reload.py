@@ -10,7 +10,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
-from conftest import disable, stdio_client
+from mcp_support import disable, stdio_client
 
 #: Hang guard only (the server polls every 0.1 s); never a performance limit.
 WAIT_S = 30

@@ -10,8 +10,8 @@ from typing import Any, Literal
 import anyio
 import mcp_types as types
 import pytest
-from conftest import HOSTILE, disable, stdio_client
 from mcp.shared.exceptions import MCPError
+from mcp_support import HOSTILE, disable, stdio_client
 from pydantic import TypeAdapter
 
 Mode = Literal["legacy", "auto"]

@@ -1,0 +1,63 @@
+"""OpenTelemetry spans: a shared no-op when the API is absent, real spans with the SDK."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+
+import pytest
+
+from skillrt.telemetry import otel
+
+
+@pytest.fixture(autouse=True)
+def _fresh() -> Iterator[None]:
+    otel.reset()
+    otel.set_enabled(True)
+    yield
+    otel.reset()
+    otel.set_enabled(True)
+
+
+def test_absent_api_gives_the_noop_singleton(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A None entry in sys.modules makes `import opentelemetry` raise ImportError.
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)
+    otel.reset()
+    assert otel.available() is False
+    first = otel.span("skillrt.route", {"a": 1})
+    assert first is otel.NOOP_SPAN
+    assert otel.span("skillrt.load") is first  # one shared object, nothing allocated
+    with first as s:
+        s.set_attribute("k", "v")
+    # An exception inside the no-op span propagates untouched.
+    with pytest.raises(ValueError), otel.span("x"):
+        raise ValueError("boom")
+
+
+def test_disabled_gives_noop_even_when_installed() -> None:
+    otel.set_enabled(False)
+    assert otel.span("skillrt.route") is otel.NOOP_SPAN
+
+
+def test_real_spans_with_the_sdk() -> None:
+    pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    tracer = provider.get_tracer("skillrt")
+    # Use the test provider without touching the process-global one.
+    otel._tracer = tracer
+    with otel.span("skillrt.route", {"skillrt.query_chars": 5, "skip": None}) as sp:
+        sp.set_attribute("skillrt.route_id", "r1")
+    with pytest.raises(RuntimeError), otel.span("skillrt.dispatch"):
+        raise RuntimeError("failed")
+    spans = {s.name: s for s in exporter.get_finished_spans()}
+    assert spans["skillrt.route"].attributes["skillrt.query_chars"] == 5
+    assert spans["skillrt.route"].attributes["skillrt.route_id"] == "r1"
+    assert "skip" not in spans["skillrt.route"].attributes
+    assert spans["skillrt.dispatch"].status.status_code == trace.StatusCode.ERROR
