@@ -46,9 +46,11 @@ class Feedback:
 
 def route_exists(store: Store, route_id: str) -> bool:
     try:
-        row = store.connection().execute(
-            f"SELECT 1 FROM {ROUTE_EVENTS} WHERE route_id = ? LIMIT 1", (route_id,)
-        ).fetchone()
+        row = (
+            store.connection()
+            .execute(f"SELECT 1 FROM {ROUTE_EVENTS} WHERE route_id = ? LIMIT 1", (route_id,))
+            .fetchone()
+        )
     except sqlite3.OperationalError as exc:
         if "no such table" in str(exc):
             return False
