@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillrt.config import RootConfig, RuntimeConfig
 from skillrt.skills.catalog import Catalog, render_catalog
@@ -17,6 +17,10 @@ from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillEntry, SkillRegistry
 from skillrt.store.sqlite import MEMORY, Store
+
+if TYPE_CHECKING:
+    from skillrt.invocation.resolver import InvocationResolver
+    from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
 
 
 class SkillRuntime:
@@ -47,6 +51,7 @@ class SkillRuntime:
             store = Store(self.config.state_db if persist else MEMORY)
         self.store = store
         self._registry: SkillRegistry | None = None
+        self._invocation: InvocationResolver | None = None
 
     # -- Level 1: the registry ---------------------------------------------------------
     @property
@@ -84,6 +89,52 @@ class SkillRuntime:
 
     def disable(self, name: str) -> Skill:
         return self.registry.set_enabled(name, False)
+
+    # -- $skill invocation (seed 004) ------------------------------------------------
+    @property
+    def invocation(self) -> InvocationResolver:
+        """The ``$skill`` resolver over the current registry (rebuilt after refresh())."""
+        registry = self.registry
+        if self._invocation is None or self._invocation.registry is not registry:
+            from skillrt.invocation.resolver import InvocationResolver, default_body_loader
+            from skillrt.loading.report import new_run_id, observations_dir
+
+            spill_dir = observations_dir(self.config.project_dir, new_run_id())
+            loader = default_body_loader(self.config.limits, spill_dir=spill_dir)
+            self._invocation = InvocationResolver(registry, load_body=loader)
+        return self._invocation
+
+    def resolve(
+        self, text: str, *, surface: Surface = "user", apply_commands: bool = False
+    ) -> Resolution:
+        """Resolve the ``$skill`` mentions and ``/skill`` commands of one message (I1-I6).
+
+        With ``apply_commands``, ``/skill enable|disable`` lines are applied (persisted)
+        before the mentions resolve, and ``/skill list`` returns the list.
+        """
+        return self.invocation.resolve(text, surface=surface, apply_commands=apply_commands)
+
+    def complete(
+        self, text: str, cursor: int | None = None, *, limit: int = 20
+    ) -> builtins.list[Completion]:
+        """Completions for the partial ``$tok`` under ``cursor`` (default: end of text)."""
+        return self.invocation.complete(text, cursor, limit=limit)
+
+    def skill_command(
+        self, command: str, *, surface: Surface = "user"
+    ) -> builtins.list[CommandOutcome]:
+        """Run one ``/skill list|enable|disable ...`` line (the leading ``/skill`` optional)."""
+        from skillrt.errors import UsageError
+        from skillrt.invocation.commands import apply_commands, parse_commands
+
+        line = command.strip()
+        if not line.startswith("/skill"):
+            line = f"/skill {line}"
+        parsed, problems = parse_commands(line)
+        if problems or not parsed:
+            message = problems[0].message if problems else f"not a /skill command: {command!r}"
+            raise UsageError(message, command=command)
+        return builtins.list(apply_commands(self.registry, parsed, surface=surface))
 
     def close(self) -> None:
         self.store.close()

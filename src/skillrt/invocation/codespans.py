@@ -1,0 +1,110 @@
+"""Where the code is in a message: fenced blocks and inline code spans (seed 004 §6).
+
+A ``$`` inside code is never a skill mention, so the scanner asks a :class:`CodeMask`
+whether a position is code. The rules follow CommonMark closely enough for chat text:
+
+* A fence is a line of three or more backticks or tildes (after any indentation and
+  ``>`` quote markers); it closes at a line of the same character, at least as long,
+  with nothing else on it. An unclosed fence runs to the end of the text.
+* A backtick fence whose info string holds a backtick is not a fence (CommonMark).
+* An inline span opens with a run of N backticks and closes at the next run of exactly
+  N backticks in the same paragraph (no blank line between); an unmatched run is literal.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+
+_FENCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$", re.MULTILINE)
+_BACKTICKS = re.compile(r"`+")
+_BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
+
+
+class CodeMask:
+    """Sorted, non-overlapping ``[start, end)`` spans of code in a text."""
+
+    __slots__ = ("_starts", "spans")
+
+    def __init__(self, spans: tuple[tuple[int, int], ...]) -> None:
+        self.spans = spans
+        self._starts = [s for s, _ in spans]
+
+    def covers(self, pos: int) -> bool:
+        """True when ``pos`` lies inside a fenced block or an inline code span."""
+        i = bisect_right(self._starts, pos) - 1
+        return i >= 0 and pos < self.spans[i][1]
+
+    def __repr__(self) -> str:
+        return f"CodeMask({self.spans!r})"
+
+
+EMPTY_MASK = CodeMask(())
+
+
+def code_mask(text: str) -> CodeMask:
+    """Find every fenced block and inline code span of ``text``."""
+    if "`" not in text and "~~~" not in text:
+        return EMPTY_MASK
+    fences = _fenced_blocks(text)
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for start, end in fences:
+        if pos < start:
+            spans.extend(_inline_spans(text, pos, start))
+        spans.append((start, end))
+        pos = end
+    if pos < len(text):
+        spans.extend(_inline_spans(text, pos, len(text)))
+    return CodeMask(tuple(spans))
+
+
+def _fenced_blocks(text: str) -> list[tuple[int, int]]:
+    blocks: list[tuple[int, int]] = []
+    open_at = -1
+    open_char = ""
+    open_len = 0
+    for m in _FENCE_LINE.finditer(text):
+        fence, rest = m.group(1), m.group(2)
+        if open_at < 0:
+            if fence[0] == "`" and "`" in rest:
+                continue  # "```code```" on one line is an inline span, not a fence
+            open_at, open_char, open_len = m.start(), fence[0], len(fence)
+        elif fence[0] == open_char and len(fence) >= open_len and not rest.strip():
+            blocks.append((open_at, m.end()))
+            open_at = -1
+    if open_at >= 0:
+        blocks.append((open_at, len(text)))
+    return blocks
+
+
+def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Inline code spans in ``text[start:end]`` (a region with no fenced block)."""
+    if text.find("`", start, end) < 0:
+        return []
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, start, end)]
+    # For each run length, the indices of the runs with that length, in order, so the
+    # matching closer is found without rescanning (no quadratic blow-up on hostile input).
+    by_len: dict[int, list[int]] = {}
+    for i, (s, e) in enumerate(runs):
+        by_len.setdefault(e - s, []).append(i)
+    cursor_by_len: dict[int, int] = dict.fromkeys(by_len, 0)
+    spans: list[tuple[int, int]] = []
+    i = 0
+    while i < len(runs):
+        s, e = runs[i]
+        n = e - s
+        same = by_len[n]
+        k = cursor_by_len[n]
+        while k < len(same) and same[k] <= i:
+            k += 1
+        cursor_by_len[n] = k
+        if k < len(same):
+            j = same[k]
+            closer_start, closer_end = runs[j]
+            if _BLANK_LINE.search(text, e, closer_start) is None:
+                spans.append((s, closer_end))
+                i = j + 1
+                continue
+        i += 1  # an unmatched run is literal text
+    return spans
