@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import RootConfig, RuntimeConfig
+from skillrt.loading.report import LoadResult
 from skillrt.skills.catalog import Catalog, render_catalog
 from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
@@ -135,6 +136,55 @@ class SkillRuntime:
             message = problems[0].message if problems else f"not a /skill command: {command!r}"
             raise UsageError(message, command=command)
         return builtins.list(apply_commands(self.registry, parsed, surface=surface))
+
+    # -- Levels 2 and 3: the loader (seed 003) ---------------------------------------
+    def observations_dir(self, run_id: str) -> Path:
+        """Where large loads spill: ``<project>/.agent/runs/<run_id>/observations``."""
+        from skillrt.loading.report import observations_dir
+
+        return observations_dir(self.config.project_dir, run_id)
+
+    def load_body(
+        self, name: str, *, run_id: str | None = None, spill: bool = True
+    ) -> LoadResult:
+        """A skill's SKILL.md body within the limits (frontmatter stripped)."""
+        from skillrt.loading.loader import load_skill_body
+        from skillrt.loading.report import new_run_id
+
+        spill_dir = self.observations_dir(run_id or new_run_id()) if spill else None
+        return load_skill_body(self.get(name), self.config.limits, spill_dir=spill_dir)
+
+    def read_resource(
+        self,
+        name: str,
+        path: str,
+        section: str | None = None,
+        *,
+        run_id: str | None = None,
+        full: bool = False,
+        strict: bool = False,
+        spill: bool = True,
+    ) -> LoadResult:
+        """One file of a skill as an excerpt (a heading's section, or its head)."""
+        from skillrt.loading.loader import load_resource
+        from skillrt.loading.report import new_run_id
+
+        spill_dir = self.observations_dir(run_id or new_run_id()) if spill else None
+        return load_resource(
+            self.get(name),
+            path,
+            section,
+            self.config.limits,
+            spill_dir=spill_dir,
+            full=full,
+            strict=strict,
+        )
+
+    def inject(self, result: LoadResult) -> str:
+        """The seed 003 §6 context block for a load result."""
+        from skillrt.loading.report import injection_block
+
+        return injection_block(None, result)
 
     def close(self) -> None:
         self.store.close()
