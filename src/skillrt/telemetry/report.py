@@ -1,0 +1,180 @@
+"""``skillrt stats``: read route events and feedback from the store, compute the metrics.
+
+Route events are the router's table (migration slot 3); this module only reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+from skillrt.config import TelemetryConfig
+from skillrt.errors import StoreError, UsageError
+from skillrt.store.sqlite import Store
+from skillrt.telemetry.feedback import ROUTE_EVENTS, load_feedback
+from skillrt.telemetry.metrics import (
+    RouteRecord,
+    StatsReport,
+    by_config,
+    compute_metrics,
+    skill_metrics,
+    trigger_stats,
+)
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$", re.IGNORECASE)
+_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(value: str | None, *, now: float | None = None) -> float | None:
+    """``--since``: an ISO date/time (UTC when no zone) or a duration back from now
+    (``90s``, ``30m``, ``24h``, ``7d``, ``2w``). Returns a Unix timestamp."""
+    if value is None or not value.strip():
+        return None
+    m = _DURATION.match(value)
+    if m:
+        return (now if now is not None else time.time()) - float(m.group(1)) * _UNIT_S[
+            m.group(2).lower()
+        ]
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise UsageError(
+            f"--since {value!r}: give an ISO date/time (2026-01-31, 2026-01-31T09:00) or a "
+            "duration (30m, 24h, 7d, 2w)",
+            since=value,
+        ) from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def _json(value: Any, default: Any) -> Any:
+    if value is None:
+        return default
+    try:
+        return json.loads(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _names(selected: Any) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in selected if isinstance(selected, list) else []:
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict) and isinstance(item.get("name"), str):
+            out.append(item["name"])
+    return tuple(out)
+
+
+def triggers_fired(breakdown: Any) -> tuple[tuple[str, str], ...]:
+    """``(skill, trigger)`` pairs from a route's recorded score breakdown.
+
+    Each candidate entry may name the trigger phrases that matched (``triggers`` /
+    ``matched_triggers``, or inside ``signals``/``score``); a candidate recalled by a
+    rule without named phrases counts as its skill's ``*`` trigger.
+    """
+    entries: list[Any]
+    if isinstance(breakdown, dict):
+        entries = breakdown.get("candidates") or [
+            {"name": k, **v} if isinstance(v, dict) else {"name": k} for k, v in breakdown.items()
+        ]
+    elif isinstance(breakdown, list):
+        entries = breakdown
+    else:
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        name = entry["name"]
+        phrases: list[str] = []
+        for holder in (entry, entry.get("signals"), entry.get("score")):
+            if isinstance(holder, dict):
+                for key in ("matched_triggers", "triggers", "trigger_hits"):
+                    value = holder.get(key)
+                    if isinstance(value, list):
+                        phrases += [p for p in value if isinstance(p, str)]
+        sources = entry.get("sources") or ()
+        if not phrases and isinstance(sources, list) and ("rule" in sources or "forced" in sources):
+            phrases = ["*"]
+        pairs += [(name, p) for p in dict.fromkeys(phrases)]
+    return tuple(pairs)
+
+
+def iter_routes(
+    store: Store, since: float | None = None, *, with_triggers: bool = False
+) -> Iterator[RouteRecord]:
+    """Route events recorded at or after ``since`` (all when None), oldest first."""
+    sql = (
+        "SELECT route_id, ts, config_id, query_type, candidate_count, selected_skills, "
+        "latency_ms, tokens_in, tokens_out, execution_result, fallback_used"
+        + (", score_breakdown" if with_triggers else "")
+        + f" FROM {ROUTE_EVENTS}"
+    )
+    params: tuple[float, ...] = ()
+    if since is not None:
+        sql += " WHERE ts >= ?"
+        params = (since,)
+    sql += " ORDER BY ts"
+    try:
+        rows = store.connection().execute(sql, params)
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return
+        raise StoreError(f"cannot read route events: {exc}") from exc
+    for row in rows:
+        yield RouteRecord(
+            route_id=row["route_id"],
+            ts=float(row["ts"]),
+            selected=_names(_json(row["selected_skills"], [])),
+            latency_ms=float(row["latency_ms"] or 0.0),
+            config_id=row["config_id"] or "default",
+            query_type=row["query_type"],
+            candidate_count=int(row["candidate_count"] or 0),
+            tokens_in=row["tokens_in"],
+            tokens_out=row["tokens_out"],
+            execution_result=row["execution_result"],
+            fallback_used=bool(row["fallback_used"]),
+            triggers=(triggers_fired(_json(row["score_breakdown"], None)) if with_triggers else ()),
+        )
+
+
+def build_report(
+    store: Store,
+    telemetry: TelemetryConfig,
+    *,
+    since: float | None = None,
+    configs: bool = False,
+    triggers: bool = False,
+) -> StatsReport:
+    """Everything ``skillrt stats`` shows."""
+    routes = list(iter_routes(store, since, with_triggers=triggers))
+    feedback = load_feedback(store)
+    return StatsReport(
+        since=since,
+        overall=compute_metrics(routes, feedback),
+        skills=tuple(skill_metrics(routes, feedback)),
+        by_config=by_config(routes, feedback) if configs else {},
+        triggers=(
+            tuple(
+                trigger_stats(
+                    routes,
+                    feedback,
+                    min_fires=telemetry.prune_min_fires,
+                    max_success_rate=telemetry.prune_max_success_rate,
+                    min_correction_rate=telemetry.prune_min_correction_rate,
+                )
+            )
+            if triggers
+            else None
+        ),
+    )
