@@ -200,15 +200,52 @@ def build_publication(
             )
         published.append(PublishedSkill(skill, files))
     activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
-    catalog_budget = max(0, config.instructions_budget - len(PREAMBLE))
-    catalog = runtime.catalog(budget=catalog_budget, usage=usage)
+    text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
     return Publication(
         tuple(published),
         activatable,
-        PREAMBLE + catalog.text,
-        catalog.names,
+        text,
+        listed,
         frozenset(s.qualified_name for s in registry.skills()),
     )
+
+
+def fit_instructions(
+    runtime: SkillRuntime, budget: int, *, usage: Mapping[str, int] | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """The preamble plus the Level-1 catalogue, never longer than ``budget`` characters.
+
+    The catalogue first drops the descriptions of the least-used skills; when even the
+    names do not fit, only the first skills (by name) are listed and a closing line says
+    how many more ``route_skills`` can find.
+    """
+    from skillrt.skills.catalog import render_skills
+
+    catalog = runtime.catalog(budget=max(0, budget - len(PREAMBLE)), usage=usage)
+    if len(PREAMBLE) + catalog.chars <= budget:
+        return PREAMBLE + catalog.text, catalog.names
+    skills = sorted(
+        (s for s in runtime.registry.enabled_skills() if not s.disable_model_invocation),
+        key=lambda s: s.qualified_name,
+    )
+
+    def attempt(k: int) -> str:
+        rest = len(skills) - k
+        note = f"\n({rest} more skills not listed: call route_skills to find them.)"
+        body = render_skills(skills[:k], budget=0).text
+        return PREAMBLE + body + note
+
+    lo, hi = 0, len(skills)
+    while lo < hi:  # the largest k whose listing fits
+        mid = (lo + hi + 1) // 2
+        if len(attempt(mid)) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    text = attempt(lo)
+    if len(text) > budget:  # not even the preamble fits: the note alone, cut to size
+        text = f"{len(skills)} skills: call route_skills to find the right one."[:budget]
+    return text, tuple(s.qualified_name for s in skills[:lo])
 
 
 class FrontmatterCache:
