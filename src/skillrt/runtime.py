@@ -22,6 +22,12 @@ from skillrt.store.sqlite import MEMORY, Store
 if TYPE_CHECKING:
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
+    from skillrt.execution.base import Runner
+    from skillrt.orchestration.events import Checkpoint, Observer
+    from skillrt.orchestration.service import Workflows
+    from skillrt.orchestration.status import RunSummary, WorkflowStatus
+    from skillrt.telemetry.feedback import Feedback
+    from skillrt.telemetry.metrics import StatsReport
 
 
 class SkillRuntime:
@@ -91,52 +97,6 @@ class SkillRuntime:
     def disable(self, name: str) -> Skill:
         return self.registry.set_enabled(name, False)
 
-    # -- $skill invocation (seed 004) ------------------------------------------------
-    @property
-    def invocation(self) -> InvocationResolver:
-        """The ``$skill`` resolver over the current registry (rebuilt after refresh())."""
-        registry = self.registry
-        if self._invocation is None or self._invocation.registry is not registry:
-            from skillrt.invocation.resolver import InvocationResolver, default_body_loader
-            from skillrt.loading.report import new_run_id, observations_dir
-
-            spill_dir = observations_dir(self.config.project_dir, new_run_id())
-            loader = default_body_loader(self.config.limits, spill_dir=spill_dir)
-            self._invocation = InvocationResolver(registry, load_body=loader)
-        return self._invocation
-
-    def resolve(
-        self, text: str, *, surface: Surface = "user", apply_commands: bool = False
-    ) -> Resolution:
-        """Resolve the ``$skill`` mentions and ``/skill`` commands of one message (I1-I6).
-
-        With ``apply_commands``, ``/skill enable|disable`` lines are applied (persisted)
-        before the mentions resolve, and ``/skill list`` returns the list.
-        """
-        return self.invocation.resolve(text, surface=surface, apply_commands=apply_commands)
-
-    def complete(
-        self, text: str, cursor: int | None = None, *, limit: int = 20
-    ) -> builtins.list[Completion]:
-        """Completions for the partial ``$tok`` under ``cursor`` (default: end of text)."""
-        return self.invocation.complete(text, cursor, limit=limit)
-
-    def skill_command(
-        self, command: str, *, surface: Surface = "user"
-    ) -> builtins.list[CommandOutcome]:
-        """Run one ``/skill list|enable|disable ...`` line (the leading ``/skill`` optional)."""
-        from skillrt.errors import UsageError
-        from skillrt.invocation.commands import apply_commands, parse_commands
-
-        line = command.strip()
-        if not line.startswith("/skill"):
-            line = f"/skill {line}"
-        parsed, problems = parse_commands(line)
-        if problems or not parsed:
-            message = problems[0].message if problems else f"not a /skill command: {command!r}"
-            raise UsageError(message, command=command)
-        return builtins.list(apply_commands(self.registry, parsed, surface=surface))
-
     # -- Levels 2 and 3: the loader (seed 003) ---------------------------------------
     def observations_dir(self, run_id: str) -> Path:
         """Where large loads spill: ``<project>/.agent/runs/<run_id>/observations``."""
@@ -185,6 +145,162 @@ class SkillRuntime:
         from skillrt.loading.report import injection_block
 
         return injection_block(None, result)
+
+    # -- $skill invocation (seed 004) ------------------------------------------------
+    @property
+    def invocation(self) -> InvocationResolver:
+        """The ``$skill`` resolver over the current registry (rebuilt after refresh())."""
+        registry = self.registry
+        if self._invocation is None or self._invocation.registry is not registry:
+            from skillrt.invocation.resolver import InvocationResolver, default_body_loader
+            from skillrt.loading.report import new_run_id, observations_dir
+
+            spill_dir = observations_dir(self.config.project_dir, new_run_id())
+            loader = default_body_loader(self.config.limits, spill_dir=spill_dir)
+            self._invocation = InvocationResolver(registry, load_body=loader)
+        return self._invocation
+
+    def resolve(
+        self, text: str, *, surface: Surface = "user", apply_commands: bool = False
+    ) -> Resolution:
+        """Resolve the ``$skill`` mentions and ``/skill`` commands of one message (I1-I6).
+
+        With ``apply_commands``, ``/skill enable|disable`` lines are applied (persisted)
+        before the mentions resolve, and ``/skill list`` returns the list.
+        """
+        return self.invocation.resolve(text, surface=surface, apply_commands=apply_commands)
+
+    def complete(
+        self, text: str, cursor: int | None = None, *, limit: int = 20
+    ) -> builtins.list[Completion]:
+        """Completions for the partial ``$tok`` under ``cursor`` (default: end of text)."""
+        return self.invocation.complete(text, cursor, limit=limit)
+
+    def skill_command(
+        self, command: str, *, surface: Surface = "user"
+    ) -> builtins.list[CommandOutcome]:
+        """Run one ``/skill list|enable|disable ...`` line (the leading ``/skill`` optional)."""
+        from skillrt.errors import UsageError
+        from skillrt.invocation.commands import apply_commands, parse_commands
+
+        line = command.strip()
+        if not line.startswith("/skill"):
+            line = f"/skill {line}"
+        parsed, problems = parse_commands(line)
+        if problems or not parsed:
+            message = problems[0].message if problems else f"not a /skill command: {command!r}"
+            raise UsageError(message, command=command)
+        return builtins.list(apply_commands(self.registry, parsed, surface=surface))
+
+    # -- composite skills: the six-step orchestration (seed 002) -----------------------
+    def workflows(self) -> Workflows:
+        """The orchestration service over this runtime's config, store and registry."""
+        from skillrt.orchestration.service import Workflows
+
+        service: Workflows | None = getattr(self, "_workflows", None)
+        if service is None:
+            service = Workflows(self.config, self.store, lambda: self.registry)
+            self._workflows = service
+        return service
+
+    def workflow_start(
+        self,
+        skill: str,
+        query: str,
+        *,
+        runner: Runner | None = None,
+        manual: bool = False,
+        domain: str | None = None,
+        memory_dir: Path | None = None,
+        learnings_dir: Path | None = None,
+        observer: Observer | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> WorkflowStatus:
+        """Run composite ``skill`` on ``query``: the six steps, each phase through ``runner``
+        (or, with ``manual=True``, issued to an outside agent and verified by
+        :meth:`workflow_advance`). Raises (with ``run_id``) when the run blocks."""
+        return self.workflows().start(
+            skill,
+            query,
+            runner=runner,
+            manual=manual,
+            domain=domain,
+            memory_dir=memory_dir,
+            learnings_dir=learnings_dir,
+            observer=observer,
+            checkpoint=checkpoint,
+        )
+
+    def workflow_status(self, run_id: str) -> WorkflowStatus:
+        """FSM state, step outputs (seed 002's data contract), phases, memory files."""
+        return self.workflows().status(run_id)
+
+    def workflow_resume(
+        self,
+        run_id: str,
+        *,
+        runner: Runner | None = None,
+        manual: bool = False,
+        observer: Observer | None = None,
+        checkpoint: Checkpoint | None = None,
+    ) -> WorkflowStatus:
+        """Continue a stopped run from its saved state (its saved runner when none given)."""
+        return self.workflows().resume(
+            run_id, runner=runner, manual=manual, observer=observer, checkpoint=checkpoint
+        )
+
+    def workflow_list(self, *, limit: int | None = None) -> builtins.list[RunSummary]:
+        """Workflow runs, most recently updated first."""
+        return self.workflows().list(limit=limit)
+
+    def workflow_advance(
+        self, run_id: str, phase: str, *, observer: Observer | None = None
+    ) -> WorkflowStatus:
+        """Verify ``phase``'s memory file and advance the run (blocks when it fails)."""
+        return self.workflows().advance(run_id, phase, observer=observer)
+
+    # -- telemetry: metrics and feedback (seed 001 §14-15) -----------------------------
+    def stats(
+        self,
+        *,
+        since: float | str | None = None,
+        by_config: bool = False,
+        triggers: bool = False,
+    ) -> StatsReport:
+        """Routing metrics (T2) over the recorded routes, per skill and overall.
+
+        ``since``: a Unix timestamp, an ISO date/time or a duration (``7d``, ``24h``).
+        ``by_config`` compares gray-release configs; ``triggers`` adds the pruning report.
+        """
+        from skillrt.telemetry.report import build_report, parse_since
+
+        ts = parse_since(since) if isinstance(since, str) else since
+        return build_report(
+            self.store, self.config.telemetry, since=ts, configs=by_config, triggers=triggers
+        )
+
+    def feedback(
+        self,
+        route_id: str,
+        *,
+        correct: str | Sequence[str] | None = None,
+        none: bool = False,
+        note: str | None = None,
+        source: str = "api",
+    ) -> Feedback:
+        """Record the right answer for a route: skill name(s), or ``none=True``."""
+        from skillrt.telemetry.feedback import record_feedback
+
+        names = [correct] if isinstance(correct, str) else list(correct or ())
+        return record_feedback(
+            self.store,
+            self.registry,
+            route_id,
+            correct=names,
+            none=none,
+            source=source,
+            note=note,
+        )
 
     def close(self) -> None:
         self.store.close()

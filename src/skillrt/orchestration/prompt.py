@@ -1,0 +1,141 @@
+"""Assemble a phase agent's prompt (seed 002 step 5 + the agent protocol's step 0).
+
+A phase prompt carries, in order: the runtime header (delegated mode, role = the
+phase's role), the phase identity, the domain learnings (step 0: learning injection),
+the phase instructions with ``{task_id}`` substituted, the memory files its
+``context`` patterns matched, and the output contract naming the exact memory file
+path the agent must write. The ``Memory file:`` line is machine-readable so a runner
+script can find the path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skillrt.orchestration.learnings import LearningsText
+from skillrt.orchestration.memory import COMPLETION_LINE, ContextFile
+from skillrt.orchestration.spec import PhaseSpec
+
+__all__ = ["PhasePrompt", "build_phase_prompt", "runtime_header"]
+
+MEMORY_FILE_LABEL = "Memory file:"
+
+
+@dataclass(frozen=True)
+class PhasePrompt:
+    """Everything a phase prompt is made of (kept for status and the dry run)."""
+
+    skill: str
+    run_id: str
+    task_id: str
+    phase: PhaseSpec
+    index: int
+    total: int
+    domain: str
+    confidence: str
+    learnings: LearningsText
+    context: tuple[ContextFile, ...]
+    memory_file: str
+    header: str
+
+
+def _fence(text: str) -> str:
+    """A backtick fence longer than any run of backticks inside ``text``."""
+    longest = run = 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    return "`" * max(3, longest + 1)
+
+
+def runtime_header(skill: str, role: str, run_id: str, phase_id: str) -> str:
+    """The seed 000 §2 header for a phase agent: delegated, depth 1 under the composite.
+
+    Uses the dispatcher's header type so every agent run carries the same header as a
+    dispatched sub-skill.
+    """
+    from skillrt.dispatch.header import Identity, Policy, RuntimeHeader, Trace
+
+    header = RuntimeHeader(
+        execution_mode="delegated",
+        identity=Identity(
+            role=role, current_skill=f"{skill}#{phase_id}", origin_skill=skill, root_loaded=True
+        ),
+        policy=Policy(),
+        trace=Trace(
+            request_id=run_id,
+            depth=1,
+            skill_stack=(skill, f"{skill}#{phase_id}"),
+            visited_skills=(skill,),
+        ),
+    )
+    return header.to_yaml()
+
+
+def build_phase_prompt(p: PhasePrompt) -> str:
+    """The text handed to the runner (or printed for an outside agent)."""
+    phase = p.phase
+    out: list[str] = []
+    out.append("```yaml")
+    out.append(p.header.rstrip("\n"))
+    out.append("```")
+    out.append("")
+    out.append(
+        f"[Workflow: {p.skill} | phase {p.index + 1}/{p.total}: {phase.id} | "
+        f"agent: {phase.agent} | role: {phase.dispatch_role} | task_id: {p.task_id}]"
+    )
+    out.append("")
+    out.append(f"You are the `{phase.agent}` agent of the composite skill `{p.skill}`.")
+    out.append(
+        "Agents do not share a conversation: you receive the memory files of earlier "
+        "phases below and hand your results on through your own memory file."
+    )
+    out.append("")
+    out.append(f"## Domain learnings ({p.domain}, confidence {p.confidence})")
+    out.append("")
+    if p.learnings.text:
+        if p.learnings.truncated:
+            out.append("(older learnings omitted; the most recent follow)")
+        out.append(p.learnings.text)
+    else:
+        out.append(f"(no learnings recorded for the {p.domain} domain yet)")
+    out.append("")
+    out.append("## Phase instructions")
+    out.append("")
+    out.append(phase.instructions.replace("{task_id}", p.task_id).rstrip("\n"))
+    out.append("")
+    out.append("## Context: memory files")
+    out.append("")
+    if p.context:
+        for cf in p.context:
+            fence = _fence(cf.text)
+            out.append(f"### {cf.name}")
+            out.append(f"{fence}markdown")
+            out.append(cf.text.rstrip("\n"))
+            out.append(fence)
+            if cf.truncated:
+                out.append(f"(truncated; read the whole file at {cf.path})")
+            out.append("")
+    else:
+        out.append("(no memory files matched this phase's context patterns)")
+        out.append("")
+    out.append("## Output contract")
+    out.append("")
+    out.append(f"{MEMORY_FILE_LABEL} {p.memory_file}")
+    out.append("")
+    out.append(
+        "Write that file (and no other file in the memory folder). Begin it with a one-line "
+        "summary of what this phase concluded. Put durable lessons for future runs under a "
+        "`## Learnings` heading as bullet points."
+    )
+    out.append(
+        f"End the file with the exact line `{COMPLETION_LINE}` when the phase is done, or "
+        "with `Status: BLOCKED` followed by the question that blocks it. The workflow does "
+        "not advance until this file is verified."
+    )
+    return "\n".join(out) + "\n"
+
+
+def context_names(files: Sequence[ContextFile]) -> list[str]:
+    return [f.name for f in files]

@@ -1,0 +1,611 @@
+"""Durable run state in the SQLite store (migration 5), one transaction per transition.
+
+Every method that changes a run opens ``BEGIN IMMEDIATE``, reads the run's *stored*
+state, checks the move against the FSM tables, writes the new state, the step output
+or phase row and a numbered ``workflow_transitions`` row, and commits — or changes
+nothing. The stored state is the only truth: two processes cannot both make the same
+move, and a process that crashed leaves the last committed transition behind.
+
+Durability: these transactions run with ``PRAGMA synchronous = FULL``. In WAL mode
+that fsyncs the WAL at every commit, so a committed transition survives a process
+kill *and* an OS crash or power loss; the rest of the store keeps ``NORMAL`` (safe
+against process crashes only). The cost is one fsync per transition (~0.3 ms here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
+from skillrt.orchestration.fsm import (
+    PhaseState,
+    RunState,
+    check_phase,
+    check_phase_order,
+    check_run,
+    check_step_output,
+    step,
+)
+from skillrt.store.sqlite import Store
+
+__all__ = [
+    "PhaseRecord",
+    "RunRecord",
+    "WorkflowStore",
+    "current_owner",
+]
+
+Synchronous = Literal["full", "normal"]
+
+
+@dataclass(frozen=True)
+class PhaseRecord:
+    """A phase row."""
+
+    index: int
+    phase_id: str
+    agent: str
+    state: PhaseState
+    attempts: int
+    memory_file: str
+    memory_sha256: str | None = None
+    prompt_sha256: str | None = None
+    started_at: float | None = None
+    verified_at: float | None = None
+    last_error: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """A run as stored: state, step outputs (the data contract), phases."""
+
+    run_id: str
+    skill: str
+    skill_dir: str
+    query: str
+    state: RunState
+    mode: str
+    memory_dir: str
+    learnings_dir: str
+    created_at: float
+    updated_at: float
+    seq: int = 0
+    blocked_from: RunState | None = None
+    task_id: str | None = None
+    domain: str | None = None
+    runner: Mapping[str, Any] | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+    last_error: Mapping[str, Any] | None = None
+    owner: str | None = None
+    completed_at: float | None = None
+    steps: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
+    step_times: Mapping[int, float] = field(default_factory=dict)
+    phases: tuple[PhaseRecord, ...] = ()
+
+    @property
+    def active_state(self) -> RunState:
+        """The state the run works in: ``blocked_from`` while blocked."""
+        if self.state is RunState.BLOCKED and self.blocked_from is not None:
+            return self.blocked_from
+        return self.state
+
+    def phase(self, phase_id: str) -> PhaseRecord:
+        for p in self.phases:
+            if p.phase_id == phase_id:
+                return p
+        raise KeyError(phase_id)
+
+
+def current_owner() -> str:
+    """``host:pid:start`` of this process; ``start`` tells a reused pid apart."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or ''}"
+
+
+def _start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            data = fh.read()
+    except OSError:
+        return None
+    # Field 2 (comm) may hold spaces and parentheses: split after the last ')'.
+    rest = data[data.rfind(")") + 2 :].split()
+    if len(rest) < 20:
+        return None
+    if rest[0] in ("Z", "X"):  # zombie / dead: the process is gone
+        return "dead"
+    return rest[19]
+
+
+def owner_alive(owner: str) -> bool:
+    """Whether the process that claimed a run still runs (on this host)."""
+    host, _, rest = owner.partition(":")
+    pid_text, _, start = rest.partition(":")
+    if host != socket.gethostname():
+        return True  # cannot tell; assume alive rather than run a phase twice
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    now = _start_time(pid)
+    if now == "dead":
+        return False
+    return not (start and now and now != start)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class WorkflowStore:
+    """Reads and transitions workflow runs in a :class:`Store`."""
+
+    def __init__(self, store: Store, *, synchronous: Synchronous = "full") -> None:
+        self.store = store
+        self.synchronous = synchronous
+
+    # -- transactions ------------------------------------------------------------------
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        conn = self.store.connection()
+        full = self.synchronous == "full" and self.store.path != ":memory:"
+        if full:
+            conn.execute("PRAGMA synchronous = FULL")
+        try:
+            with self.store.transaction() as tx:
+                yield tx
+        finally:
+            if full:
+                conn.execute("PRAGMA synchronous = NORMAL")
+
+    def _row(self, conn: sqlite3.Connection, run_id: str) -> sqlite3.Row:
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM workflow_runs WHERE run_id = ?", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise WorkflowNotFound(f"no workflow run {run_id!r}", run_id=run_id)
+        return row
+
+    def _log(
+        self,
+        conn: sqlite3.Connection,
+        run_id: str,
+        *,
+        kind: str,
+        to_state: str,
+        from_state: str | None,
+        now: float,
+        phase_id: str | None = None,
+        step_no: int | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> int:
+        seq = int(
+            conn.execute(
+                "UPDATE workflow_runs SET seq = seq + 1, updated_at = ? WHERE run_id = ? "
+                "RETURNING seq",
+                (now, run_id),
+            ).fetchone()[0]
+        )
+        conn.execute(
+            "INSERT INTO workflow_transitions(run_id, seq, kind, phase_id, step, from_state, "
+            "to_state, detail, pid, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                run_id,
+                seq,
+                kind,
+                phase_id,
+                step_no,
+                from_state,
+                to_state,
+                _dumps(detail) if detail else None,
+                os.getpid(),
+                now,
+            ),
+        )
+        return seq
+
+    # -- create / read -----------------------------------------------------------------
+    def create_run(
+        self,
+        *,
+        run_id: str,
+        skill: str,
+        skill_dir: str,
+        query: str,
+        mode: str,
+        runner: Mapping[str, Any] | None,
+        memory_dir: str,
+        learnings_dir: str,
+        options: Mapping[str, Any] | None = None,
+        owner: str | None = None,
+    ) -> None:
+        """Insert a run in state ``created`` (claimed by ``owner`` when given)."""
+        now = time.time()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO workflow_runs(run_id, skill, skill_dir, query, state, mode, runner,"
+                " memory_dir, learnings_dir, options, owner, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    skill,
+                    skill_dir,
+                    query,
+                    RunState.CREATED.value,
+                    mode,
+                    _dumps(runner) if runner is not None else None,
+                    memory_dir,
+                    learnings_dir,
+                    _dumps(dict(options or {})),
+                    owner,
+                    now,
+                    now,
+                ),
+            )
+            self._log(conn, run_id, kind="run", from_state=None, to_state=RunState.CREATED, now=now)
+
+    def load(self, run_id: str) -> RunRecord:
+        conn = self.store.connection()
+        row = self._row(conn, run_id)
+        steps: dict[int, Mapping[str, Any]] = {}
+        times: dict[int, float] = {}
+        for s in conn.execute(
+            "SELECT step, output, completed_at FROM workflow_steps WHERE run_id = ? ORDER BY step",
+            (run_id,),
+        ):
+            steps[int(s["step"])] = json.loads(s["output"])
+            times[int(s["step"])] = float(s["completed_at"])
+        phases = tuple(
+            PhaseRecord(
+                index=int(p["idx"]),
+                phase_id=p["phase_id"],
+                agent=p["agent"],
+                state=PhaseState(p["state"]),
+                attempts=int(p["attempts"]),
+                memory_file=p["memory_file"],
+                memory_sha256=p["memory_sha256"],
+                prompt_sha256=p["prompt_sha256"],
+                started_at=p["started_at"],
+                verified_at=p["verified_at"],
+                last_error=json.loads(p["last_error"]) if p["last_error"] else None,
+            )
+            for p in conn.execute(
+                "SELECT * FROM workflow_phases WHERE run_id = ? ORDER BY idx", (run_id,)
+            )
+        )
+        return _record(row, steps, times, phases)
+
+    def list_runs(self, *, limit: int | None = None) -> list[RunRecord]:
+        """Runs, most recently updated first (without steps and phases)."""
+        sql = "SELECT * FROM workflow_runs ORDER BY updated_at DESC, run_id"
+        params: tuple[Any, ...] = ()
+        if limit is not None:
+            sql += " LIMIT ?"
+            params = (int(limit),)
+        return [_record(r, {}, {}, ()) for r in self.store.connection().execute(sql, params)]
+
+    def transitions(self, run_id: str) -> list[dict[str, Any]]:
+        rows = self.store.connection().execute(
+            "SELECT * FROM workflow_transitions WHERE run_id = ? ORDER BY seq", (run_id,)
+        )
+        return [
+            {
+                "seq": r["seq"],
+                "kind": r["kind"],
+                "phase_id": r["phase_id"],
+                "step": r["step"],
+                "from_state": r["from_state"],
+                "to_state": r["to_state"],
+                "detail": json.loads(r["detail"]) if r["detail"] else None,
+                "pid": r["pid"],
+                "at": r["at"],
+            }
+            for r in rows
+        ]
+
+    # -- ownership (one live driver per run) --------------------------------------------
+    def claim(self, run_id: str, owner: str) -> None:
+        """Make ``owner`` the run's driver; refuse while another live process drives it."""
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            held = row["owner"]
+            if held and held != owner and owner_alive(held):
+                raise WorkflowBusy(
+                    f"run {run_id} is being driven by another live process ({held}); "
+                    "wait for it to finish or stop it, then resume",
+                    run_id=run_id,
+                    owner=held,
+                )
+            conn.execute("UPDATE workflow_runs SET owner = ? WHERE run_id = ?", (owner, run_id))
+
+    def release(self, run_id: str, owner: str) -> None:
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE workflow_runs SET owner = NULL WHERE run_id = ? AND owner = ?",
+                (run_id, owner),
+            )
+
+    def set_mode(self, run_id: str, mode: str, runner: Mapping[str, Any] | None) -> None:
+        with self._tx() as conn:
+            self._row(conn, run_id)
+            conn.execute(
+                "UPDATE workflow_runs SET mode = ?, runner = ? WHERE run_id = ?",
+                (mode, _dumps(runner) if runner is not None else None, run_id),
+            )
+
+    # -- run transitions ---------------------------------------------------------------
+    def complete_step(
+        self,
+        run_id: str,
+        number: int,
+        output: Mapping[str, Any],
+        *,
+        task_id: str | None = None,
+        domain: str | None = None,
+        phases: Sequence[tuple[str, str, str]] = (),
+    ) -> int:
+        """Record step ``number``'s output and move to the state it produces.
+
+        Step 3 also creates the phase rows (``(phase_id, agent, memory_file)``); step 6
+        checks every earlier step's output is there (seed 002 complete.py).
+        """
+        spec = step(number)
+        check_step_output(number, output)
+        now = time.time()
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            current = RunState(row["state"])
+            if number == 5:
+                if current is not RunState.TRIGGERING_AGENTS:
+                    check_run(current, RunState.TRIGGERING_AGENTS, run_id=run_id)
+                states = [
+                    r["state"]
+                    for r in conn.execute(
+                        "SELECT state FROM workflow_phases WHERE run_id = ?", (run_id,)
+                    )
+                ]
+                pending = [s for s in states if s != PhaseState.VERIFIED]
+                if not states or pending:
+                    raise IllegalTransition(
+                        f"run {run_id}: step 5 cannot complete while {len(pending)} phase(s) "
+                        "are not verified",
+                        run_id=run_id,
+                        from_state=current,
+                        to_state=spec.produces,
+                    )
+            else:
+                check_run(current, spec.produces, run_id=run_id)
+            if number == 6:
+                done = {
+                    int(r[0])
+                    for r in conn.execute(
+                        "SELECT step FROM workflow_steps WHERE run_id = ?", (run_id,)
+                    )
+                }
+                missing = sorted({1, 2, 3, 4, 5} - done)
+                if missing:
+                    raise IllegalTransition(
+                        f"run {run_id}: cannot complete, step(s) {missing} have no output",
+                        run_id=run_id,
+                        missing_steps=missing,
+                    )
+            conn.execute(
+                "INSERT INTO workflow_steps(run_id, step, name, output, completed_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (run_id, number, spec.name, _dumps(dict(output)), now),
+            )
+            sets = ["state = ?", "last_error = NULL"]
+            params: list[Any] = [spec.produces.value]
+            if task_id is not None:
+                sets.append("task_id = ?")
+                params.append(task_id)
+            if domain is not None:
+                sets.append("domain = ?")
+                params.append(domain)
+            if number == 6:
+                sets.append("completed_at = ?")
+                params.append(now)
+            conn.execute(
+                f"UPDATE workflow_runs SET {', '.join(sets)} WHERE run_id = ?",
+                (*params, run_id),
+            )
+            for idx, (phase_id, agent, memory_file) in enumerate(phases):
+                conn.execute(
+                    "INSERT INTO workflow_phases(run_id, idx, phase_id, agent, state, "
+                    "memory_file) VALUES (?, ?, ?, ?, ?, ?)",
+                    (run_id, idx, phase_id, agent, PhaseState.PENDING.value, memory_file),
+                )
+            return self._log(
+                conn,
+                run_id,
+                kind="step",
+                step_no=number,
+                from_state=current,
+                to_state=spec.produces,
+                now=now,
+            )
+
+    def begin_agents(self, run_id: str) -> int:
+        """``memory_created -> triggering_agents``: step 5 starts."""
+        return self._move(run_id, RunState.TRIGGERING_AGENTS, kind="run", step_no=5)
+
+    def block(self, run_id: str, error: Mapping[str, Any]) -> int:
+        """Stop the run with ``error``; it resumes where it was."""
+        now = time.time()
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            current = RunState(row["state"])
+            if current is RunState.BLOCKED:
+                conn.execute(
+                    "UPDATE workflow_runs SET last_error = ? WHERE run_id = ?",
+                    (_dumps(dict(error)), run_id),
+                )
+                return int(row["seq"])
+            check_run(current, RunState.BLOCKED, run_id=run_id)
+            conn.execute(
+                "UPDATE workflow_runs SET state = ?, blocked_from = ?, last_error = ? "
+                "WHERE run_id = ?",
+                (RunState.BLOCKED.value, current.value, _dumps(dict(error)), run_id),
+            )
+            return self._log(
+                conn,
+                run_id,
+                kind="run",
+                from_state=current,
+                to_state=RunState.BLOCKED,
+                now=now,
+                detail={"error": dict(error)},
+            )
+
+    def unblock(self, run_id: str) -> RunState:
+        """``blocked -> <blocked_from>``; returns the state the run is back in."""
+        now = time.time()
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            current = RunState(row["state"])
+            if current is not RunState.BLOCKED:
+                return current
+            back = RunState(row["blocked_from"])
+            check_run(current, back, run_id=run_id, blocked_from=back)
+            conn.execute(
+                "UPDATE workflow_runs SET state = ?, blocked_from = NULL WHERE run_id = ?",
+                (back.value, run_id),
+            )
+            self._log(conn, run_id, kind="run", from_state=current, to_state=back, now=now)
+            return back
+
+    def _move(self, run_id: str, target: RunState, *, kind: str, step_no: int | None) -> int:
+        now = time.time()
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            current = RunState(row["state"])
+            check_run(current, target, run_id=run_id)
+            conn.execute(
+                "UPDATE workflow_runs SET state = ? WHERE run_id = ?", (target.value, run_id)
+            )
+            return self._log(
+                conn,
+                run_id,
+                kind=kind,
+                step_no=step_no,
+                from_state=current,
+                to_state=target,
+                now=now,
+            )
+
+    # -- phase transitions -------------------------------------------------------------
+    def phase_transition(
+        self,
+        run_id: str,
+        phase_id: str,
+        target: PhaseState,
+        *,
+        prompt_sha256: str | None = None,
+        memory_sha256: str | None = None,
+        error: Mapping[str, Any] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Move one phase; starting it requires every earlier phase verified."""
+        now = time.time()
+        with self._tx() as conn:
+            row = self._row(conn, run_id)
+            if RunState(row["state"]) is not RunState.TRIGGERING_AGENTS:
+                check_run(row["state"], RunState.TRIGGERING_AGENTS, run_id=run_id)
+            phases = [
+                (r["phase_id"], r["state"])
+                for r in conn.execute(
+                    "SELECT phase_id, state FROM workflow_phases WHERE run_id = ? ORDER BY idx",
+                    (run_id,),
+                )
+            ]
+            index = next((i for i, (pid, _) in enumerate(phases) if pid == phase_id), None)
+            if index is None:
+                raise IllegalTransition(
+                    f"run {run_id} has no phase {phase_id!r}; phases: "
+                    + ", ".join(p for p, _ in phases),
+                    run_id=run_id,
+                    phase_id=phase_id,
+                    phases=[p for p, _ in phases],
+                )
+            current = PhaseState(phases[index][1])
+            check_phase(current, target, run_id=run_id, phase_id=phase_id)
+            check_phase_order(phases, index, run_id=run_id)
+            if target is PhaseState.RUNNING:
+                conn.execute(
+                    "UPDATE workflow_phases SET state = ?, attempts = attempts + 1, "
+                    "started_at = ?, prompt_sha256 = ?, last_error = NULL "
+                    "WHERE run_id = ? AND idx = ?",
+                    (target.value, now, prompt_sha256, run_id, index),
+                )
+            elif target is PhaseState.VERIFIED:
+                conn.execute(
+                    "UPDATE workflow_phases SET state = ?, verified_at = ?, memory_sha256 = ?, "
+                    "last_error = NULL WHERE run_id = ? AND idx = ?",
+                    (target.value, now, memory_sha256, run_id, index),
+                )
+            else:
+                conn.execute(
+                    "UPDATE workflow_phases SET state = ?, last_error = ? "
+                    "WHERE run_id = ? AND idx = ?",
+                    (target.value, _dumps(dict(error or {})), run_id, index),
+                )
+            log_detail = dict(detail or {})
+            if error:
+                log_detail["error"] = dict(error)
+            return self._log(
+                conn,
+                run_id,
+                kind="phase",
+                phase_id=phase_id,
+                step_no=5,
+                from_state=current,
+                to_state=target,
+                now=now,
+                detail=log_detail or None,
+            )
+
+
+def _record(
+    row: sqlite3.Row,
+    steps: Mapping[int, Mapping[str, Any]],
+    times: Mapping[int, float],
+    phases: tuple[PhaseRecord, ...],
+) -> RunRecord:
+    return RunRecord(
+        run_id=row["run_id"],
+        skill=row["skill"],
+        skill_dir=row["skill_dir"],
+        query=row["query"],
+        state=RunState(row["state"]),
+        mode=row["mode"],
+        memory_dir=row["memory_dir"],
+        learnings_dir=row["learnings_dir"],
+        created_at=float(row["created_at"]),
+        updated_at=float(row["updated_at"]),
+        seq=int(row["seq"]),
+        blocked_from=RunState(row["blocked_from"]) if row["blocked_from"] else None,
+        task_id=row["task_id"],
+        domain=row["domain"],
+        runner=json.loads(row["runner"]) if row["runner"] else None,
+        options=json.loads(row["options"] or "{}"),
+        last_error=json.loads(row["last_error"]) if row["last_error"] else None,
+        owner=row["owner"],
+        completed_at=row["completed_at"],
+        steps=steps,
+        step_times=times,
+        phases=phases,
+    )

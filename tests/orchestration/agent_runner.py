@@ -1,0 +1,96 @@
+"""A real phase agent for tests: reads the phase prompt on stdin, writes the memory file.
+
+Used as ``--runner-cmd "<python> agent_runner.py --log LOG ..."``. It appends one line
+per invocation (``<phase_id>``) to ``--log`` before doing anything else, so tests can
+count how often each phase ran. Behaviour switches (each takes a phase id):
+
+--hang-in P      write half a memory file (no completion line), touch ``--marker``,
+                 then sleep until killed; with ``--once FILE`` only the first time
+--fail-in P      exit 3 without writing (a non-retryable runner failure)
+--blocked-in P   write a memory file that ends ``Status: BLOCKED``
+--skip-in P      exit 0 without writing anything
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+from pathlib import Path
+
+HEADER = re.compile(
+    r"^\[Workflow: (?P<skill>\S+) \| phase (?P<i>\d+)/(?P<n>\d+): (?P<phase>\S+) \| "
+    r"agent: (?P<agent>\S+) \| role: (?P<role>\S+) \| task_id: (?P<task>[0-9a-f]{12})\]$",
+    re.M,
+)
+MEMORY = re.compile(r"^Memory file: (?P<path>.+)$", re.M)
+CONTEXT = re.compile(r"^### (?P<name>\S+)$", re.M)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--hang-in")
+    ap.add_argument("--once")
+    ap.add_argument("--marker")
+    ap.add_argument("--fail-in")
+    ap.add_argument("--blocked-in")
+    ap.add_argument("--skip-in")
+    args = ap.parse_args()
+
+    prompt = sys.stdin.read()
+    head = HEADER.search(prompt)
+    mem = MEMORY.search(prompt)
+    if head is None or mem is None:
+        print("agent_runner: prompt without a phase header or memory file line", file=sys.stderr)
+        return 2
+    phase, agent, task = head["phase"], head["agent"], head["task"]
+    with open(args.log, "a", encoding="utf-8") as fh:
+        fh.write(f"{phase}\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    path = Path(mem["path"])
+    seen = sorted(m["name"].replace(task, "TASK") for m in CONTEXT.finditer(prompt))
+    has_learnings = "(no learnings recorded" not in prompt
+
+    if args.fail_in == phase:
+        print(f"agent {agent} failed on purpose", file=sys.stderr)
+        return 3
+    if args.skip_in == phase:
+        return 0
+    if args.hang_in == phase and not (args.once and Path(args.once).exists()):
+        if args.once:
+            Path(args.once).write_text("hung\n", encoding="utf-8")
+        with open(path, "w", encoding="utf-8") as fh:  # deliberately not atomic
+            fh.write(f"{agent} started working on {phase}\n## Notes\n- half done\n")
+        if args.marker:
+            Path(args.marker).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        while True:
+            time.sleep(3600)
+
+    lines = [
+        f"{agent} concluded the {phase} phase ({head['i']}/{head['n']}).",
+        "",
+        "## Context received",
+        *(f"- {name}" for name in seen),
+        f"- learnings injected: {'yes' if has_learnings else 'no'}",
+        "",
+        "## Learnings",
+        f"- The {phase} phase of {head['skill']} always reads its context first.",
+        "- Shared lesson that every phase repeats.",
+        "",
+    ]
+    lines.append("Status: BLOCKED waiting for an answer" if args.blocked_in == phase else "")
+    lines.append("Status: COMPLETED" if args.blocked_in != phase else "")
+    text = "\n".join(lines).rstrip("\n") + "\n"
+    tmp = path.with_name(f".{path.name}.agent.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,180 @@
+"""Durable run state: migration 5, one transaction per transition, FSM-checked writes."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
+from skillrt.orchestration.fsm import PhaseState, RunState
+from skillrt.orchestration.state import WorkflowStore, current_owner, owner_alive
+from skillrt.store.sqlite import Store
+
+TASK = "0123456789ab"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> WorkflowStore:
+    return WorkflowStore(Store(tmp_path / "state.db"))
+
+
+def new_run(ws: WorkflowStore, run_id: str = "wf-1") -> str:
+    ws.create_run(
+        run_id=run_id,
+        skill="flow",
+        skill_dir="/skills/flow",
+        query="q",
+        mode="runner",
+        runner={"kind": "command", "cmd": "x"},
+        memory_dir="/m",
+        learnings_dir="/l",
+    )
+    return run_id
+
+
+def to_agents(ws: WorkflowStore, run_id: str) -> None:
+    ws.complete_step(run_id, 1, {"task_id": TASK}, task_id=TASK)
+    ws.complete_step(
+        run_id, 2, {"domain": "technical", "confidence": "CERTAIN"}, domain="technical"
+    )
+    ws.complete_step(
+        run_id,
+        3,
+        {"skill_config": {}},
+        phases=[("a", "aa", f"{TASK}-aa-memory.md"), ("b", "bb", f"{TASK}-bb-memory.md")],
+    )
+    ws.complete_step(run_id, 4, {"memory_file": "/m/x"})
+    ws.begin_agents(run_id)
+
+
+def test_schema_slot_5_tables_and_wal(tmp_path: Path, ws: WorkflowStore) -> None:
+    conn = ws.store.connection()
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"workflow_runs", "workflow_steps", "workflow_phases", "workflow_transitions"} <= tables
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert ws.store.schema_version() >= 5
+
+
+def test_transitions_run_with_synchronous_full(ws: WorkflowStore) -> None:
+    with ws._tx() as conn:
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
+    assert ws.store.connection().execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+
+
+def test_each_transition_is_one_numbered_row(ws: WorkflowStore) -> None:
+    run = new_run(ws)
+    to_agents(ws, run)
+    ws.phase_transition(run, "a", PhaseState.RUNNING, prompt_sha256="p")
+    ws.phase_transition(run, "a", PhaseState.VERIFIED, memory_sha256="m")
+    log = ws.transitions(run)
+    assert [t["seq"] for t in log] == list(range(1, len(log) + 1))
+    assert [(t["from_state"], t["to_state"]) for t in log][-2:] == [
+        ("pending", "running"),
+        ("running", "verified"),
+    ]
+    rec = ws.load(run)
+    assert rec.seq == len(log) and rec.task_id == TASK and rec.domain == "technical"
+    assert rec.phase("a").state is PhaseState.VERIFIED and rec.phase("a").attempts == 1
+    assert rec.phase("a").memory_sha256 == "m"
+    assert set(rec.steps) == {1, 2, 3, 4}
+
+
+def test_steps_cannot_be_skipped_or_repeated(ws: WorkflowStore) -> None:
+    run = new_run(ws)
+    with pytest.raises(IllegalTransition):
+        ws.complete_step(run, 2, {"domain": "technical", "confidence": "CERTAIN"})
+    ws.complete_step(run, 1, {"task_id": TASK}, task_id=TASK)
+    with pytest.raises(IllegalTransition):
+        ws.complete_step(run, 1, {"task_id": TASK})
+    with pytest.raises(IllegalTransition):
+        ws.begin_agents(run)
+    assert ws.load(run).state is RunState.TASK_ID_GENERATED
+    assert len(ws.transitions(run)) == 2  # nothing half-written by the refused moves
+
+
+def test_phases_in_order_and_step5_needs_all_verified(ws: WorkflowStore) -> None:
+    run = new_run(ws)
+    to_agents(ws, run)
+    with pytest.raises(IllegalTransition):
+        ws.phase_transition(run, "b", PhaseState.RUNNING)  # a first
+    with pytest.raises(IllegalTransition):
+        ws.phase_transition(run, "a", PhaseState.VERIFIED)  # pending -> verified
+    with pytest.raises(IllegalTransition):
+        ws.phase_transition(run, "zz", PhaseState.RUNNING)
+    with pytest.raises(IllegalTransition):
+        ws.complete_step(run, 5, {"phases_completed": []})
+    for p in ("a", "b"):
+        ws.phase_transition(run, p, PhaseState.RUNNING)
+        ws.phase_transition(run, p, PhaseState.VERIFIED)
+    with pytest.raises(IllegalTransition):
+        ws.phase_transition(run, "a", PhaseState.RUNNING)  # verified never runs again
+    with pytest.raises(IllegalTransition, match="have no output"):
+        # step 6 validates that steps 1-5 are all recorded
+        ws.store.connection().execute(
+            "UPDATE workflow_runs SET state = 'agents_triggered' WHERE run_id = ?", (run,)
+        )
+        ws.complete_step(run, 6, {"summary": "s"})
+
+
+def test_block_and_unblock(ws: WorkflowStore) -> None:
+    run = new_run(ws)
+    ws.complete_step(run, 1, {"task_id": TASK}, task_id=TASK)
+    ws.block(run, {"code": "E_X", "message": "boom"})
+    rec = ws.load(run)
+    assert rec.state is RunState.BLOCKED and rec.blocked_from is RunState.TASK_ID_GENERATED
+    assert rec.last_error == {"code": "E_X", "message": "boom"}
+    ws.block(run, {"code": "E_Y", "message": "again"})  # already blocked: error updated
+    assert ws.load(run).last_error["code"] == "E_Y"  # type: ignore[index]
+    assert ws.unblock(run) is RunState.TASK_ID_GENERATED
+    assert ws.load(run).state is RunState.TASK_ID_GENERATED
+
+
+def test_unknown_run(ws: WorkflowStore) -> None:
+    with pytest.raises(WorkflowNotFound) as exc:
+        ws.load("wf-nope")
+    assert exc.value.code == "E_WORKFLOW_NOT_FOUND"
+
+
+def test_task_ids_are_unique_across_runs(ws: WorkflowStore) -> None:
+    a, b = new_run(ws, "wf-a"), new_run(ws, "wf-b")
+    ws.complete_step(a, 1, {"task_id": TASK}, task_id=TASK)
+    with pytest.raises(sqlite3.IntegrityError):
+        ws.complete_step(b, 1, {"task_id": TASK}, task_id=TASK)
+    assert ws.load(b).state is RunState.CREATED
+
+
+def test_claim_refuses_a_live_owner_and_takes_over_a_dead_one(ws: WorkflowStore) -> None:
+    run = new_run(ws)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        with open(f"/proc/{child.pid}/stat", encoding="ascii") as fh:
+            start = fh.read().rsplit(")", 1)[1].split()[19]
+        live = f"{os.uname().nodename}:{child.pid}:{start}"
+        assert owner_alive(live)
+        ws.claim(run, live)
+        with pytest.raises(WorkflowBusy) as exc:
+            ws.claim(run, current_owner())
+        assert exc.value.code == "E_WORKFLOW_BUSY"
+        # Same pid, different start time: a reused pid is not the owner.
+        assert not owner_alive(f"{os.uname().nodename}:{child.pid}:1")
+    finally:
+        child.kill()
+        child.wait()
+    assert not owner_alive(live)
+    ws.claim(run, current_owner())  # the dead owner's claim is taken over
+    assert ws.load(run).owner == current_owner()
+    ws.release(run, current_owner())
+    assert ws.load(run).owner is None
+
+
+def test_list_runs_newest_first(ws: WorkflowStore) -> None:
+    new_run(ws, "wf-a")
+    new_run(ws, "wf-b")
+    ws.complete_step("wf-a", 1, {"task_id": TASK}, task_id=TASK)
+    assert [r.run_id for r in ws.list_runs()] == ["wf-a", "wf-b"]
+    assert [r.run_id for r in ws.list_runs(limit=1)] == ["wf-a"]
