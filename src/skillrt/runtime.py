@@ -20,6 +20,12 @@ from skillrt.skills.registry import SkillEntry, SkillRegistry
 from skillrt.store.sqlite import MEMORY, Store
 
 if TYPE_CHECKING:
+    from skillrt.dispatch.dispatcher import DispatchRequest, DispatchResult
+    from skillrt.dispatch.edges import SkillEdge
+    from skillrt.dispatch.rules import RoutingRules
+    from skillrt.dispatch.run_skill import RunSkillResult
+    from skillrt.dispatch.service import DispatchService, OrchestrateResult
+    from skillrt.execution.pipeline import RunResult
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.execution.base import Runner
@@ -301,6 +307,73 @@ class SkillRuntime:
             source=source,
             note=note,
         )
+
+    # -- dispatch and execution (seeds 000, 001 §10-13, §19) -----------------------------
+    def dispatch_service(self) -> DispatchService:
+        """The dispatch/execution service over this runtime (runners, plans, repair)."""
+        from skillrt.dispatch.service import DispatchService
+
+        service: DispatchService | None = getattr(self, "_dispatch_service", None)
+        if service is None:
+            service = DispatchService(self)
+            self._dispatch_service = service
+        return service
+
+    def dispatch(
+        self,
+        request: DispatchRequest,
+        *,
+        runner: Runner | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> DispatchResult:
+        """Dispatch one skill (000 §5): header, guards, prompt, runner, sub-skills.
+
+        ``runner`` defaults to ``execution`` config (dry-run unless set); ``environ`` is
+        the environment the runner's allowlist and prerequisite checks read.
+        """
+        return self.dispatch_service().dispatch(request, runner=runner, environ=environ)
+
+    def orchestrate(
+        self,
+        text: str,
+        rules: RoutingRules | Path | str | None = None,
+        *,
+        runner: Runner | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> OrchestrateResult:
+        """Pick role + skill for a conversation from routing rules (or the router), then
+        dispatch it (000 §8 orchestrate-skill)."""
+        return self.dispatch_service().orchestrate(text, rules, runner=runner, environ=environ)
+
+    def run(
+        self,
+        text: str,
+        *,
+        runner: Runner | None = None,
+        environ: Mapping[str, str] | None = None,
+        role: str | None = None,
+    ) -> RunResult:
+        """The whole path: ``$`` mentions or the router -> plan -> dispatch -> result,
+        with the 001 §10 fallback and ``requires_now`` sub-skills."""
+        return self.dispatch_service().run(text, runner=runner, environ=environ, role=role)
+
+    def run_skill(
+        self,
+        skill: str,
+        task: str,
+        context: Mapping[str, Any] | None = None,
+        *,
+        runner: Runner | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> RunSkillResult:
+        """Delegate ``task`` to ``skill`` (001 §19): ``delegated`` or ``error``."""
+        return self.dispatch_service().run_skill(
+            skill, task, context, runner=runner, environ=environ
+        )
+
+    def edges(self, name: str | None = None) -> tuple[SkillEdge, ...]:
+        """The classified skill references of ``name`` (every skill's when None)."""
+        return self.dispatch_service().edges(name)
 
     def close(self) -> None:
         self.store.close()

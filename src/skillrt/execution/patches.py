@@ -1,0 +1,637 @@
+"""Repair patches: parse a proposal, check it, apply it atomically, list and revert it.
+
+A proposal may only touch the failing skill's own ``SKILL.md``, ``scripts/*`` and
+``references/*`` (001 §12). Every path goes through the loader's path jail
+(:func:`skillrt.loading.check_relative_path` + :func:`skillrt.loading.safe_join`: no
+``..``, no absolute path, no NUL, no symlink leaving the folder); the resolved path must
+still be in an allowed area, and a symlink is never written through. A ``SKILL.md``
+patch may not change the security fields of its frontmatter (``name``,
+``allowed-tools``, ``disable-model-invocation``, ``user-invocable``, ``prerequisites``:
+001 §12 forbids editing permission policy).
+
+Applying: originals are copied to ``<state>/repairs/<patch_id>/files/`` with a
+``manifest.json`` first, then each file is written to a temp file in its own folder and
+``os.replace``-d over the target; if any write fails the written files are restored.
+Reverting puts the originals back the same way, and refuses (``E_PATCH_CONFLICT``) when
+a file changed since the patch, unless forced.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import secrets
+import shutil
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillrt.execution.errors import PatchConflict, PatchNotFound, PatchRejected
+from skillrt.skills.model import Skill
+from skillrt.store.sqlite import Store
+
+ALLOWED_FILES = ("SKILL.md",)
+ALLOWED_DIRS = ("scripts", "references")
+#: Frontmatter fields a repair may never change.
+PROTECTED_FIELDS = (
+    "name",
+    "allowed-tools",
+    "allowed_tools",
+    "disable-model-invocation",
+    "user-invocable",
+    "prerequisites",
+)
+MAX_FILE_BYTES = 512_000
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of a proposal: its new full ``content``, or a unified ``diff``."""
+
+    path: str
+    content: str | None = None
+    diff: str | None = None
+
+
+@dataclass(frozen=True)
+class PatchProposal:
+    """A repair proposal with the structured record of 001 §12."""
+
+    error_signature: str
+    root_cause: str
+    expected_effect: str
+    changes: tuple[FileChange, ...]
+
+
+@dataclass(frozen=True)
+class PlannedFile:
+    """A checked change, ready to write."""
+
+    path: str
+    target: Path
+    old: str | None
+    new: str
+    hunks: int
+    added_tokens: int
+
+
+@dataclass(frozen=True)
+class PatchBudget:
+    """001 §13 per-attempt limits."""
+
+    max_files: int = 3
+    max_hunks: int = 8
+    max_added_tokens_in_skill_doc: int = 300
+
+
+@dataclass(frozen=True)
+class PatchRecord:
+    """An applied (or reverted) patch as stored."""
+
+    patch_id: str
+    attempt_id: str | None
+    skill: str
+    skill_dir: str
+    backup_dir: str
+    files: tuple[dict[str, Any], ...]
+    status: str
+    created_at: float
+    reverted_at: float | None = None
+
+
+# -- parsing -------------------------------------------------------------------------
+_FENCED = re.compile(r"```([A-Za-z0-9_-]*)[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def parse_proposal(text: str) -> PatchProposal:
+    """Read a proposal from a model's answer.
+
+    Accepted: a JSON object (alone, or in a ```json block) with ``error_signature``,
+    ``root_cause``, ``expected_effect`` and ``files: [{path, content} | {path, diff}]``;
+    or that object without ``files`` plus a ```diff block holding a unified diff.
+    """
+    blocks = [(m.group(1).lower(), m.group(2)) for m in _FENCED.finditer(text)]
+    data: dict[str, Any] | None = None
+    for lang, body in blocks:
+        if lang in ("json", ""):
+            data = _json_object(body)
+            if data is not None:
+                break
+    if data is None:
+        data = _json_object(text.strip())
+    if data is None:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:
+            data = _json_object(text[start : end + 1])
+    if data is None:
+        raise PatchRejected("the repair proposal has no JSON record", reason="unparseable")
+    record = {k: data.get(k) for k in ("error_signature", "root_cause", "expected_effect")}
+    for key, value in record.items():
+        if not isinstance(value, str) or not value.strip():
+            raise PatchRejected(f"the repair proposal lacks '{key}'", reason="unparseable")
+    changes: list[FileChange] = []
+    files = data.get("files")
+    if files is not None:
+        if not isinstance(files, list):
+            raise PatchRejected("'files' must be a list", reason="unparseable")
+        for item in files:
+            if not isinstance(item, dict) or not isinstance(item.get("path"), str):
+                raise PatchRejected("each file needs a 'path'", reason="unparseable")
+            content, diff = item.get("content"), item.get("diff")
+            if not isinstance(content, str) and not isinstance(diff, str):
+                raise PatchRejected(
+                    f"file {item['path']!r} needs 'content' or 'diff'", reason="unparseable"
+                )
+            changes.append(
+                FileChange(
+                    item["path"],
+                    content if isinstance(content, str) else None,
+                    diff if isinstance(diff, str) else None,
+                )
+            )
+    for lang, body in blocks:
+        if lang in ("diff", "patch", "udiff"):
+            changes.extend(split_unified_diff(body))
+    if not changes:
+        raise PatchRejected("the repair proposal changes no file", reason="empty")
+    return PatchProposal(
+        error_signature=str(record["error_signature"]).strip(),
+        root_cause=str(record["root_cause"]).strip(),
+        expected_effect=str(record["expected_effect"]).strip(),
+        changes=tuple(changes),
+    )
+
+
+def _json_object(text: str) -> dict[str, Any] | None:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def split_unified_diff(text: str) -> list[FileChange]:
+    """One :class:`FileChange` per file of a unified diff (``a/`` ``b/`` prefixes dropped)."""
+    changes: list[FileChange] = []
+    current: str | None = None
+    lines: list[str] = []
+    source: str | None = None
+
+    def flush() -> None:
+        if current is not None:
+            changes.append(FileChange(current, diff="".join(lines)))
+
+    for line in text.splitlines(keepends=True):
+        if line.startswith("--- "):
+            flush()
+            current, lines = None, []
+            source = _diff_path(line[4:])
+            continue
+        if line.startswith("+++ "):
+            target = _diff_path(line[4:])
+            current = target if target != "/dev/null" else source
+            if current is None:
+                raise PatchRejected("a diff has no file name", reason="unparseable")
+            continue
+        if current is not None:
+            lines.append(line)
+    flush()
+    return changes
+
+
+def _diff_path(raw: str) -> str:
+    path = raw.rstrip("\n").split("\t")[0].strip()
+    if path.startswith(("a/", "b/")):
+        path = path[2:]
+    return path
+
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+
+
+def apply_unified_diff(old: str, diff: str, *, path: str) -> str:
+    """Apply the hunks of one file's unified diff to ``old`` (context must match)."""
+    src = old.splitlines(keepends=True)
+    out: list[str] = []
+    pos = 0
+    hunks = _parse_hunks(diff, path)
+    if not hunks:
+        raise PatchRejected(f"the diff for {path!r} has no hunks", reason="unparseable", path=path)
+    for start, body in hunks:
+        before = [line[1:] for line in body if line[:1] in (" ", "-")]
+        after = [line[1:] for line in body if line[:1] in (" ", "+")]
+        at = _locate(src, before, max(start - 1, 0), pos)
+        if at is None:
+            raise PatchRejected(
+                f"a hunk of the diff for {path!r} does not match the file",
+                reason="diff_mismatch",
+                path=path,
+            )
+        out.extend(src[pos:at])
+        out.extend(after)
+        pos = at + len(before)
+    out.extend(src[pos:])
+    return "".join(out)
+
+
+def _parse_hunks(diff: str, path: str) -> list[tuple[int, list[str]]]:
+    hunks: list[tuple[int, list[str]]] = []
+    body: list[str] | None = None
+    for line in diff.splitlines(keepends=True):
+        m = _HUNK.match(line)
+        if m:
+            body = []
+            hunks.append((int(m.group(1)), body))
+            continue
+        if body is None or line.startswith("\\"):
+            continue  # preamble, or "\ No newline at end of file"
+        if line[:1] in (" ", "-", "+"):
+            body.append(line if line.endswith("\n") else line + "\n")
+        elif line.strip() == "":
+            body.append(" \n")
+        else:
+            raise PatchRejected(
+                f"bad line in the diff for {path!r}: {line[:60]!r}", reason="unparseable"
+            )
+    return hunks
+
+
+def _locate(src: list[str], before: list[str], hint: int, floor: int) -> int | None:
+    """Where ``before`` occurs in ``src`` at or after ``floor``, nearest to ``hint``."""
+    n = len(before)
+    if n == 0:
+        return max(min(hint, len(src)), floor)
+    spots = [i for i in range(floor, len(src) - n + 1) if src[i : i + n] == before]
+    if not spots:
+        return None
+    return min(spots, key=lambda i: abs(i - hint))
+
+
+# -- checking ------------------------------------------------------------------------
+def _allowed(rel: str) -> bool:
+    parts = rel.split("/")
+    if len(parts) == 1:
+        return parts[0] in ALLOWED_FILES
+    return parts[0] in ALLOWED_DIRS and all(parts[1:])
+
+
+def resolve_target(skill_dir: Path, rel: str) -> tuple[str, Path]:
+    """The checked relative path and its real target inside ``skill_dir``."""
+    from skillrt.errors import PathTraversalBlocked
+    from skillrt.loading import check_relative_path, safe_join
+
+    try:
+        segments = check_relative_path(rel)
+        target = safe_join(skill_dir, rel)
+    except PathTraversalBlocked as exc:
+        raise PatchRejected(
+            f"patch path {rel!r} is refused: {exc.message}",
+            reason="path_unsafe",
+            path=rel,
+            detail=exc.context.get("reason"),
+        ) from exc
+    norm = "/".join(segments)
+    real_dir = Path(os.path.realpath(skill_dir))
+    try:
+        resolved_rel = target.relative_to(real_dir).as_posix()
+    except ValueError as exc:
+        raise PatchRejected(
+            f"patch path {rel!r} leaves the skill folder", reason="path_unsafe", path=rel
+        ) from exc
+    if not _allowed(norm) or not _allowed(resolved_rel):
+        raise PatchRejected(
+            f"patch path {rel!r} is outside SKILL.md, scripts/ and references/",
+            reason="path_not_allowed",
+            path=rel,
+        )
+    if os.path.islink(skill_dir / norm):
+        raise PatchRejected(
+            f"patch path {rel!r} is a symlink; repairs never write through links",
+            reason="symlink",
+            path=rel,
+        )
+    if target.exists() and not target.is_file():
+        raise PatchRejected(f"patch path {rel!r} is not a regular file", reason="not_a_file")
+    return norm, target
+
+
+def count_hunks(old: str, new: str) -> int:
+    """Hunks a unified diff (3 lines of context) of the change would have."""
+    a, b = old.splitlines(), new.splitlines()
+    return sum(1 for _ in difflib.SequenceMatcher(None, a, b).get_grouped_opcodes(3))
+
+
+def added_tokens(old: str, new: str) -> int:
+    """Tokens (words and punctuation marks) on the lines the change adds."""
+    a, b = old.splitlines(), new.splitlines()
+    added: list[str] = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(None, a, b).get_opcodes():
+        if tag in ("insert", "replace"):
+            added.extend(b[j1:j2])
+    return len(_TOKEN.findall("\n".join(added)))
+
+
+def _frontmatter(text: str) -> dict[str, Any]:
+    from skillrt.errors import InvalidFrontmatter
+    from skillrt.skills.frontmatter import load_yaml_mapping, split_frontmatter
+
+    try:
+        data, _ = load_yaml_mapping(split_frontmatter(text).frontmatter)
+    except InvalidFrontmatter as exc:
+        raise PatchRejected(
+            "the patched SKILL.md has no valid frontmatter", reason="frontmatter"
+        ) from exc
+    return data
+
+
+def _check_protected(old: str, new: str) -> None:
+    before, after = _frontmatter(old), _frontmatter(new)
+    raw_b, raw_a = before.get("metadata"), after.get("metadata")
+    meta_b: dict[str, Any] = raw_b if isinstance(raw_b, dict) else {}
+    meta_a: dict[str, Any] = raw_a if isinstance(raw_a, dict) else {}
+    for key in PROTECTED_FIELDS:
+        if before.get(key) != after.get(key) or meta_b.get(key) != meta_a.get(key):
+            raise PatchRejected(
+                f"a repair may not change the '{key}' field of SKILL.md",
+                reason="protected_field",
+                field=key,
+            )
+
+
+def plan_patch(skill: Skill, proposal: PatchProposal, budget: PatchBudget) -> list[PlannedFile]:
+    """Check every rule and budget; the new content of each file (nothing written)."""
+    if skill.skill_file is None:
+        raise PatchRejected(f"'{skill.qualified_name}' has no folder to patch", reason="no_folder")
+    skill_dir = skill.path
+    by_path: dict[str, PlannedFile] = {}
+    for change in proposal.changes:
+        norm, target = resolve_target(skill_dir, change.path)
+        if norm in by_path:
+            raise PatchRejected(f"{norm!r} is changed twice", reason="duplicate", path=norm)
+        old: str | None = None
+        if target.exists():
+            data = target.read_bytes()
+            if len(data) > MAX_FILE_BYTES or b"\0" in data:
+                raise PatchRejected(f"{norm!r} is binary or too large", reason="not_text")
+            old = data.decode("utf-8", errors="strict")
+        if change.content is not None:
+            new = change.content
+        else:
+            new = apply_unified_diff(old or "", change.diff or "", path=norm)
+        if "\0" in new or len(new.encode("utf-8")) > MAX_FILE_BYTES:
+            raise PatchRejected(f"the new {norm!r} is binary or too large", reason="not_text")
+        if norm == "SKILL.md":
+            if old is None:
+                raise PatchRejected("SKILL.md is missing", reason="no_skill_md")
+            _check_protected(old, new)
+        if new == (old or ""):
+            continue
+        tokens = added_tokens(old or "", new) if norm == "SKILL.md" else 0
+        by_path[norm] = PlannedFile(norm, target, old, new, count_hunks(old or "", new), tokens)
+    planned = list(by_path.values())
+    if not planned:
+        raise PatchRejected("the proposal changes nothing", reason="empty")
+    if len(planned) > budget.max_files:
+        raise PatchRejected(
+            f"the proposal changes {len(planned)} files, over the {budget.max_files} allowed",
+            reason="budget_files",
+            files=len(planned),
+        )
+    hunks = sum(p.hunks for p in planned)
+    if hunks > budget.max_hunks:
+        raise PatchRejected(
+            f"the proposal has {hunks} hunks, over the {budget.max_hunks} allowed",
+            reason="budget_hunks",
+            hunks=hunks,
+        )
+    tokens = sum(p.added_tokens for p in planned)
+    if tokens > budget.max_added_tokens_in_skill_doc:
+        raise PatchRejected(
+            f"the proposal adds {tokens} tokens to SKILL.md, over the "
+            f"{budget.max_added_tokens_in_skill_doc} allowed",
+            reason="budget_tokens",
+            tokens=tokens,
+        )
+    return planned
+
+
+# -- applying ------------------------------------------------------------------------
+def _sha(text: str | None) -> str | None:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
+
+
+def _atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".skillrt-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def apply_patch(
+    store: Store | None,
+    repairs_dir: Path,
+    skill: Skill,
+    planned: Sequence[PlannedFile],
+    *,
+    attempt_id: str | None = None,
+) -> PatchRecord:
+    """Back up the originals, then write every file atomically (all or none)."""
+    patch_id = f"patch-{secrets.token_hex(6)}"
+    backup = repairs_dir / patch_id
+    files_dir = backup / "files"
+    manifest: list[dict[str, Any]] = []
+    modes: dict[str, int | None] = {}
+    for p in planned:
+        entry = {
+            "path": p.path,
+            "existed": p.old is not None,
+            "sha_before": _sha(p.old),
+            "sha_after": _sha(p.new),
+            "hunks": p.hunks,
+            "added_tokens": p.added_tokens,
+        }
+        if p.old is not None:
+            _atomic_write(files_dir / p.path, p.old.encode("utf-8"))
+            modes[p.path] = os.stat(p.target).st_mode & 0o7777
+        else:
+            modes[p.path] = None
+        manifest.append(entry)
+    meta = {
+        "patch_id": patch_id,
+        "attempt_id": attempt_id,
+        "skill": skill.qualified_name,
+        "skill_dir": str(skill.path),
+        "files": manifest,
+        "created_at": time.time(),
+    }
+    _atomic_write(backup / "manifest.json", json.dumps(meta, indent=2).encode("utf-8"))
+    record = PatchRecord(
+        patch_id,
+        attempt_id,
+        skill.qualified_name,
+        str(skill.path),
+        str(backup),
+        tuple(manifest),
+        "applying",
+        meta["created_at"],  # type: ignore[arg-type]
+    )
+    _save(store, record)
+    written: list[PlannedFile] = []
+    try:
+        for p in planned:
+            _atomic_write(p.target, p.new.encode("utf-8"), modes[p.path])
+            written.append(p)
+    except BaseException:
+        for p in reversed(written):
+            _restore(p.target, p.old, files_dir / p.path, modes[p.path])
+        _set_status(store, patch_id, "failed")
+        raise
+    _set_status(store, patch_id, "applied")
+    return _replace_status(record, "applied")
+
+
+def _restore(target: Path, old: str | None, backup: Path, mode: int | None) -> None:
+    if old is None:
+        try:
+            target.unlink()
+        except FileNotFoundError:
+            pass
+    else:
+        _atomic_write(target, backup.read_bytes(), mode)
+
+
+def _save(store: Store | None, r: PatchRecord) -> None:
+    if store is None:
+        return
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO patches(patch_id, attempt_id, skill, skill_dir, backup_dir, files, "
+            "status, created_at) VALUES (?,?,?,?,?,?,?,?)",
+            (
+                r.patch_id,
+                r.attempt_id,
+                r.skill,
+                r.skill_dir,
+                r.backup_dir,
+                json.dumps(list(r.files)),
+                r.status,
+                r.created_at,
+            ),
+        )
+
+
+def _set_status(store: Store | None, patch_id: str, status: str) -> None:
+    if store is None:
+        return
+    with store.transaction() as conn:
+        conn.execute(
+            "UPDATE patches SET status = ?, reverted_at = CASE WHEN ? = 'reverted' "
+            "THEN ? ELSE reverted_at END WHERE patch_id = ?",
+            (status, status, time.time(), patch_id),
+        )
+
+
+def _replace_status(r: PatchRecord, status: str, reverted_at: float | None = None) -> PatchRecord:
+    import dataclasses
+
+    return dataclasses.replace(r, status=status, reverted_at=reverted_at)
+
+
+def _row(row: Any) -> PatchRecord:
+    return PatchRecord(
+        patch_id=row["patch_id"],
+        attempt_id=row["attempt_id"],
+        skill=row["skill"],
+        skill_dir=row["skill_dir"],
+        backup_dir=row["backup_dir"],
+        files=tuple(json.loads(row["files"])),
+        status=row["status"],
+        created_at=row["created_at"],
+        reverted_at=row["reverted_at"],
+    )
+
+
+def list_patches(store: Store) -> list[PatchRecord]:
+    rows = store.connection().execute("SELECT * FROM patches ORDER BY created_at DESC")
+    return [_row(r) for r in rows.fetchall()]
+
+
+def get_patch(store: Store, ident: str) -> PatchRecord:
+    """A patch by its id, or by the id of the repair attempt that made it."""
+    row = (
+        store.connection()
+        .execute(
+            "SELECT * FROM patches WHERE patch_id = ? OR attempt_id = ? "
+            "ORDER BY created_at DESC LIMIT 1",
+            (ident, ident),
+        )
+        .fetchone()
+    )
+    if row is None:
+        raise PatchNotFound(f"no repair patch or attempt '{ident}'", id=ident)
+    return _row(row)
+
+
+def revert_patch(store: Store, ident: str, *, force: bool = False) -> PatchRecord:
+    """Put back the originals of a patch (by patch id or attempt id)."""
+    record = get_patch(store, ident)
+    if record.status == "reverted":
+        return record
+    skill_dir = Path(record.skill_dir)
+    files_dir = Path(record.backup_dir) / "files"
+    plan: list[tuple[Path, dict[str, Any]]] = []
+    for entry in record.files:
+        try:
+            # The folder may have changed since: check the path jail again.
+            _, target = resolve_target(skill_dir, entry["path"])
+        except PatchRejected as exc:
+            raise PatchConflict(
+                f"{entry['path']} can no longer be written safely: {exc.message}",
+                path=entry["path"],
+                patch_id=record.patch_id,
+            ) from exc
+        current = target.read_bytes().decode("utf-8", "replace") if target.exists() else None
+        if not force and _sha(current) != entry["sha_after"]:
+            raise PatchConflict(
+                f"{entry['path']} changed after the patch; revert with --force to discard "
+                "those changes",
+                path=entry["path"],
+                patch_id=record.patch_id,
+            )
+        plan.append((target, entry))
+    for target, entry in reversed(plan):
+        if entry["existed"]:
+            backup = files_dir / entry["path"]
+            mode = os.stat(target).st_mode & 0o7777 if target.exists() else None
+            _atomic_write(target, backup.read_bytes(), mode)
+        else:
+            try:
+                target.unlink()
+            except FileNotFoundError:
+                pass
+    _set_status(store, record.patch_id, "reverted")
+    return _replace_status(record, "reverted", time.time())
+
+
+def remove_backup(record: PatchRecord) -> None:
+    """Delete a patch's backup folder (after a successful revert, if wanted)."""
+    shutil.rmtree(record.backup_dir, ignore_errors=True)

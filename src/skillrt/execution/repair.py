@@ -1,0 +1,626 @@
+"""Repair of a failed skill (seed 001 §11-13), off unless ``execution.repair_enabled``.
+
+Flow, as the table :data:`REPAIR_TRANSITIONS` (the §12 list, plus the two early-stop
+edges §13 needs: ``repair_planning -> fallback`` when no usable proposal comes back, and
+``patching -> fallback`` when a proposal breaks a rule)::
+
+    failure_detected -> repair_eligibility_check -> repair_planning | fallback
+    repair_planning -> patching -> retry_execution -> success | repair_evaluation
+    repair_evaluation -> repair_planning (improved, still eligible, budget left)
+    repair_evaluation -> fallback (no improvement, more errors, budget spent)
+
+Eligibility (§11.3) is a majority vote (3 of 5) over a :class:`FailureReport`:
+``task_progress >= 0.7``, ``root_cause_count <= 2``, ``change_scope_within_skill``,
+``estimated_fix_attempts <= 1`` and an intermediate artefact. The report comes from a
+``skillrt-failure-report`` JSON block the run printed (stdout or stderr), else from
+heuristics (documented in docs/execution.md). §11.2 failures are never repaired: a
+missing prerequisite, a runner that cannot run, a transient failure (timeout, 429,
+5xx), or a permission error.
+
+Budgets (§13): ``max_repair_attempts_per_run`` and ``max_total_retries_per_skill`` (the
+round ledger), ``max_patched_files_per_attempt``, ``max_patch_hunks_per_attempt``,
+``max_added_tokens_in_skill_doc`` (:mod:`skillrt.execution.patches`). Early stops: no
+improvement after a repair, more errors than before, a safety or scope violation.
+Patches of a repair that ends in ``fallback`` are reverted unless
+``execution.repair_keep_failed_patches``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillrt.dispatch.dispatcher import (
+    Dispatcher,
+    DispatchRequest,
+    DispatchResult,
+    DispatchSession,
+)
+from skillrt.errors import SkillrtError
+from skillrt.execution.errors import PatchRejected
+from skillrt.execution.fallback import StateMachine, Transition, skill_path
+from skillrt.execution.patches import (
+    PatchBudget,
+    PatchProposal,
+    PatchRecord,
+    apply_patch,
+    parse_proposal,
+    plan_patch,
+    revert_patch,
+)
+from skillrt.execution.records import ExecutionRow, new_id
+from skillrt.skills.model import Skill
+from skillrt.store.sqlite import Store
+
+#: 001 §12 plus the two §13 early-stop edges (see the module docstring).
+REPAIR_TRANSITIONS: Mapping[str, frozenset[str]] = {
+    "failure_detected": frozenset({"repair_eligibility_check"}),
+    "repair_eligibility_check": frozenset({"repair_planning", "fallback"}),
+    "repair_planning": frozenset({"patching", "fallback"}),
+    "patching": frozenset({"retry_execution", "fallback"}),
+    "retry_execution": frozenset({"success", "repair_evaluation"}),
+    "repair_evaluation": frozenset({"repair_planning", "fallback"}),
+    "success": frozenset(),
+    "fallback": frozenset(),
+}
+REPORT_TAG = "skillrt-failure-report"
+_REPORT_BLOCK = re.compile(rf"```{REPORT_TAG}\s*\n(.*?)```", re.DOTALL)
+_STEP = re.compile(r"\bstep\s+(\d+)\s*(?:/|of)\s*(\d+)\b", re.IGNORECASE)
+_ERROR_LINE = re.compile(r"\b(error|exception|traceback|failed|fatal)\b", re.IGNORECASE)
+_PERMISSION = re.compile(r"permission denied|EACCES|EPERM|not permitted|forbidden", re.I)
+_VOLATILE = re.compile(r"0x[0-9a-f]+|\d+|/[\w./-]+", re.IGNORECASE)
+MIN_ARTIFACT_CHARS = 200
+MAX_FILE_CHARS_IN_PROMPT = 20_000
+
+
+@dataclass(frozen=True)
+class FailureReport:
+    """What is known about a failure, for the §11.3 checks and the repair prompt."""
+
+    error_signature: str
+    error_code: str
+    #: ``retryable`` or ``fatal``.
+    error_class: str
+    scope: str | None
+    task_progress: float | None
+    root_causes: tuple[str, ...]
+    root_cause_count: int | None
+    change_scope_within_skill: bool | None
+    estimated_fix_attempts: int | None
+    has_intermediate_artifact: bool
+    error_count: int
+    steps_completed: int | None = None
+    steps_total: int | None = None
+    output_chars: int = 0
+    #: ``reported`` (the run's own JSON block) or ``heuristic``.
+    source: str = "heuristic"
+
+
+@dataclass(frozen=True)
+class Eligibility:
+    """The §11.3 vote (and any §11.2 hard stop)."""
+
+    eligible: bool
+    checks: dict[str, bool]
+    met: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RepairAttempt:
+    """The structured record of one attempt (001 §12)."""
+
+    attempt_id: str
+    skill: str
+    attempt: int
+    outcome: str
+    error_signature: str
+    root_cause: str
+    expected_effect: str
+    patched_files: tuple[str, ...]
+    patch_id: str | None = None
+    stop_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RepairOutcome:
+    """How a repair ended (``success`` or ``fallback``)."""
+
+    skill: str
+    status: str
+    report: FailureReport
+    eligibility: Eligibility
+    attempts: tuple[RepairAttempt, ...] = ()
+    transitions: tuple[Transition, ...] = ()
+    result: DispatchResult | None = None
+    reverted_patches: tuple[str, ...] = ()
+    stop_reason: str | None = None
+
+
+# -- failure report ------------------------------------------------------------------
+def _reported_block(texts: list[str]) -> dict[str, Any] | None:
+    for text in texts:
+        for m in _REPORT_BLOCK.finditer(text):
+            try:
+                data = json.loads(m.group(1))
+            except ValueError:
+                continue
+            if isinstance(data, dict):
+                return data
+    return None
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _signature(code: str, exit_code: Any, lines: list[str]) -> str:
+    first = lines[0] if lines else ""
+    norm = _VOLATILE.sub("N", first.strip())[:160]
+    bits = [code]
+    if isinstance(exit_code, int):
+        bits.append(f"exit={exit_code}")
+    if norm:
+        bits.append(norm)
+    return " ".join(bits)
+
+
+def build_failure_report(error: Mapping[str, Any], skill: Skill) -> FailureReport:
+    """A :class:`FailureReport` from a failed dispatch's error dict."""
+    texts = [
+        str(error.get("output_tail") or ""),
+        str(error.get("output_excerpt") or ""),
+        str(error.get("stderr") or ""),
+    ]
+    code = str(error.get("code") or "E_RUNNER")
+    retryable = bool(error.get("retryable"))
+    scope = error.get("scope") if isinstance(error.get("scope"), str) else None
+    combined = "\n".join(t for t in texts if t)
+    error_lines: list[str] = []
+    for line in combined.splitlines():
+        if _ERROR_LINE.search(line) and line.strip() not in error_lines:
+            error_lines.append(line.strip())
+    output = texts[0] or texts[1]
+    data = _reported_block(texts)
+    if data is not None:
+        causes = tuple(str(c) for c in data.get("root_causes") or () if isinstance(c, str))
+        count = data.get("root_cause_count")
+        errors = data.get("errors")
+        return FailureReport(
+            error_signature=str(data.get("error_signature") or "")
+            or _signature(code, error.get("exit_code"), error_lines),
+            error_code=code,
+            error_class="retryable" if retryable else "fatal",
+            scope=scope,
+            task_progress=_num(data.get("task_progress")),
+            root_causes=causes,
+            root_cause_count=int(count) if isinstance(count, int) else (len(causes) or None),
+            change_scope_within_skill=data.get("change_scope_within_skill")
+            if isinstance(data.get("change_scope_within_skill"), bool)
+            else None,
+            estimated_fix_attempts=data.get("estimated_fix_attempts")
+            if isinstance(data.get("estimated_fix_attempts"), int)
+            else None,
+            has_intermediate_artifact=bool(data.get("artifacts"))
+            or bool(data.get("has_intermediate_artifact")),
+            error_count=len(errors) if isinstance(errors, list) else len(error_lines),
+            steps_completed=data.get("steps_completed")
+            if isinstance(data.get("steps_completed"), int)
+            else None,
+            steps_total=data.get("steps_total")
+            if isinstance(data.get("steps_total"), int)
+            else None,
+            output_chars=len(output),
+            source="reported",
+        )
+    steps = _STEP.findall(combined)
+    done = total = None
+    progress: float | None = None
+    if steps:
+        done, total = max((int(a), int(b)) for a, b in steps)
+        progress = min(done / total, 1.0) if total else None
+    signatures = {_VOLATILE.sub("N", line)[:120] for line in error_lines}
+    count = min(len(signatures), 50)
+    skill_markers = ["SKILL.md", "scripts/", "references/", str(skill.path)]
+    within = any(marker in combined for marker in skill_markers) if combined else None
+    return FailureReport(
+        error_signature=_signature(code, error.get("exit_code"), error_lines),
+        error_code=code,
+        error_class="retryable" if retryable else "fatal",
+        scope=scope,
+        task_progress=progress,
+        root_causes=tuple(error_lines[:5]),
+        root_cause_count=count if error_lines else None,
+        change_scope_within_skill=within,
+        estimated_fix_attempts=(1 if count <= 1 else count) if error_lines else None,
+        has_intermediate_artifact=len(output.strip()) >= MIN_ARTIFACT_CHARS,
+        error_count=len(error_lines),
+        steps_completed=done,
+        steps_total=total,
+        output_chars=len(output),
+        source="heuristic",
+    )
+
+
+def eligibility(report: FailureReport, error: Mapping[str, Any]) -> Eligibility:
+    """The §11.3 majority vote, after the §11.2 hard stops."""
+    checks = {
+        "task_progress": report.task_progress is not None and report.task_progress >= 0.7,
+        "root_cause_count": report.root_cause_count is not None and report.root_cause_count <= 2,
+        "change_scope_within_skill": report.change_scope_within_skill is True,
+        "estimated_fix_attempts": report.estimated_fix_attempts is not None
+        and report.estimated_fix_attempts <= 1,
+        "intermediate_artifact": report.has_intermediate_artifact,
+    }
+    met = sum(checks.values())
+    stop: str | None = None
+    text = f"{error.get('message', '')}\n{error.get('stderr', '')}"
+    if report.error_code == "E_PREREQUISITE_MISSING":
+        stop = "a prerequisite is missing (001 §11.2: external dependency unavailable)"
+    elif report.scope == "runner":
+        stop = "the runner cannot run (not a skill defect)"
+    elif report.scope == "transient" or report.error_class == "retryable":
+        stop = "a transient failure (timeout / rate limit / server error), not a skill defect"
+    elif _PERMISSION.search(text):
+        stop = "a permission or security restriction (001 §11.2)"
+    if stop is not None:
+        return Eligibility(False, checks, met, stop)
+    if met >= 3:
+        return Eligibility(True, checks, met, f"near success: {met} of 5 checks met")
+    return Eligibility(False, checks, met, f"not near success: {met} of 5 checks met (need 3)")
+
+
+def improvement(before: FailureReport, after: FailureReport) -> tuple[str, str]:
+    """``(verdict, why)``: ``more_errors``, ``improved`` or ``no_improvement`` (§13)."""
+    if after.error_count > before.error_count:
+        return "more_errors", f"errors went from {before.error_count} to {after.error_count}"
+    if before.error_class == "fatal" and after.error_class == "retryable":
+        return "improved", "the failure went from fatal to retryable"
+    if (after.steps_completed or 0) > (before.steps_completed or 0):
+        return "improved", f"steps advanced to {after.steps_completed}"
+    if (after.task_progress or 0.0) > (before.task_progress or 0.0) + 1e-9:
+        return "improved", f"progress rose to {after.task_progress:.2f}"
+    if after.output_chars > before.output_chars * 1.1 + 10:
+        return "improved", "the output is more complete"
+    return "no_improvement", "no metric improved after the repair"
+
+
+# -- the repair loop -----------------------------------------------------------------
+class Repairer:
+    """Runs the §12 machine for a failed skill through a dispatcher's runner."""
+
+    def __init__(self, dispatcher: Dispatcher, store: Store | None, repairs_dir: Path) -> None:
+        self.dispatcher = dispatcher
+        self.store = store
+        self.repairs_dir = repairs_dir
+        ex = dispatcher.config.execution
+        self.keep_failed = ex.repair_keep_failed_patches
+        self.budget = PatchBudget(
+            max_files=ex.max_patched_files_per_attempt,
+            max_hunks=ex.max_patch_hunks_per_attempt,
+            max_added_tokens_in_skill_doc=ex.max_added_tokens_in_skill_doc,
+        )
+
+    def repair(
+        self, failed: DispatchResult, request: DispatchRequest, session: DispatchSession
+    ) -> RepairOutcome:
+        """Try to repair ``failed`` (a failed dispatch of a skill) and re-run it."""
+        name = failed.skill or ""
+        skill = self.dispatcher.registry.get(name)
+        path = skill_path(skill.qualified_name)
+        machine = StateMachine(
+            "repair",
+            REPAIR_TRANSITIONS,
+            "failure_detected",
+            f"repair:{skill.qualified_name}",
+            sink=session.recorder.transition,
+        )
+        error = failed.error or {}
+        report = build_failure_report(error, skill)
+        verdict = eligibility(report, error)
+        machine.advance("repair_eligibility_check", report.error_signature)
+        attempts: list[RepairAttempt] = []
+        applied: list[PatchRecord] = []
+        ledger = session.ledger
+
+        def done(status: str, reason: str, result: DispatchResult | None = None) -> RepairOutcome:
+            reverted: list[str] = []
+            if status != "success" and applied and not self.keep_failed and self.store:
+                for record in reversed(applied):
+                    try:
+                        revert_patch(self.store, record.patch_id)
+                        reverted.append(record.patch_id)
+                    except SkillrtError:
+                        pass  # left in place; listed by `skillrt repair list`
+            return RepairOutcome(
+                skill=skill.qualified_name,
+                status=status,
+                report=report,
+                eligibility=verdict,
+                attempts=tuple(attempts),
+                transitions=tuple(machine.transitions),
+                result=result,
+                reverted_patches=tuple(reverted),
+                stop_reason=None if status == "success" else reason,
+            )
+
+        if not verdict.eligible:
+            machine.advance("fallback", verdict.reason)
+            return done("fallback", verdict.reason)
+        current = report
+        n = 0
+        while True:
+            budget_problem = self._budget_problem(session, path)
+            if budget_problem is not None:
+                machine.advance("fallback", budget_problem)
+                return done("fallback", budget_problem)
+            n += 1
+            attempt_id = new_id("rep")
+            machine.attempt = n
+            machine.advance("repair_planning", f"attempt {n}")
+            try:
+                proposal = self._propose(skill, current, error, session, attempt_id)
+            except SkillrtError as exc:
+                attempts.append(
+                    self._record(
+                        attempt_id,
+                        skill,
+                        n,
+                        "proposal_failed",
+                        current,
+                        None,
+                        None,
+                        verdict,
+                        exc.message,
+                    )
+                )
+                machine.advance("fallback", f"no usable repair proposal: {exc.message}")
+                return done("fallback", exc.message)
+            try:
+                planned = plan_patch(skill, proposal, self.budget)
+                record = apply_patch(
+                    self.store, self.repairs_dir, skill, planned, attempt_id=attempt_id
+                )
+            except (PatchRejected, OSError) as exc:
+                message = exc.message if isinstance(exc, PatchRejected) else str(exc)
+                attempts.append(
+                    self._record(
+                        attempt_id, skill, n, "rejected", current, proposal, None, verdict, message
+                    )
+                )
+                machine.advance("patching", "checking the proposal")
+                machine.advance("fallback", f"early stop (safety/scope): {message}")
+                return done("fallback", message)
+            applied.append(record)
+            machine.advance("patching", f"patched {', '.join(p.path for p in planned)}")
+            ledger.take_retry(path)
+            machine.advance("retry_execution", "re-running the patched skill")
+            try:
+                prepared = self.dispatcher.prepare(request, session)
+                started = time.perf_counter()
+                res = self.dispatcher.attempt(
+                    prepared, request, session, execution_id=new_id("exe")
+                )
+            except SkillrtError as exc:
+                ledger.record_failure(path)
+                after = build_failure_report(exc.to_dict(), skill)
+                machine.advance("repair_evaluation", exc.message[:200])
+                outcome, why = improvement(current, after)
+                attempts.append(
+                    self._record(
+                        attempt_id, skill, n, outcome, current, proposal, record, verdict, why
+                    )
+                )
+                if outcome != "improved":
+                    machine.advance("fallback", f"early stop: {why}")
+                    return done("fallback", why)
+                again = eligibility(after, exc.to_dict())
+                if not again.eligible:
+                    machine.advance("fallback", again.reason)
+                    return done("fallback", again.reason)
+                current, error = after, exc.to_dict()
+                continue
+            ledger.record_success(path)
+            result = self.dispatcher.finish(
+                prepared,
+                request,
+                session,
+                res,
+                execution_id=None,
+                attempts=n,
+                started=started,
+            )
+            attempts.append(
+                self._record(
+                    attempt_id, skill, n, "success", current, proposal, record, verdict, None
+                )
+            )
+            machine.advance("success", "the patched skill succeeded")
+            return done("success", "", result)
+
+    def _budget_problem(self, session: DispatchSession, path: str) -> str | None:
+        ledger = session.ledger
+        if ledger.retries_used(path) >= ledger.max_total_retries_per_skill:
+            return "max_total_retries_per_skill is spent"
+        if not ledger.take_repair():
+            return "max_repair_attempts_per_run is spent"
+        return None
+
+    def _propose(
+        self,
+        skill: Skill,
+        report: FailureReport,
+        error: Mapping[str, Any],
+        session: DispatchSession,
+        attempt_id: str,
+    ) -> PatchProposal:
+        prompt = repair_prompt(skill, report, error, self.budget)
+        runner = self.dispatcher.runner
+        started = time.perf_counter()
+        status, err = "success", None
+        try:
+            res = runner.run(prompt, timeout_s=self.dispatcher.config.execution.timeout_s)
+            return parse_proposal(res.output)
+        except SkillrtError as exc:
+            status, err = "failed", exc
+            raise
+        finally:
+            session.recorder.execution(
+                ExecutionRow(
+                    execution_id=new_id("exe"),
+                    request_id=session.request_id,
+                    skill=skill.qualified_name,
+                    role=None,
+                    execution_mode="repair",
+                    depth=0,
+                    path=f"repair:{skill.qualified_name}",
+                    runner=runner.name,
+                    status=status,
+                    latency_ms=round((time.perf_counter() - started) * 1000, 3),
+                    error_code=err.code if err else None,
+                    error_message=err.message if err else None,
+                ),
+                count_stats=False,
+            )
+
+    def _record(
+        self,
+        attempt_id: str,
+        skill: Skill,
+        n: int,
+        outcome: str,
+        report: FailureReport,
+        proposal: PatchProposal | None,
+        patch: PatchRecord | None,
+        verdict: Eligibility,
+        stop_reason: str | None,
+    ) -> RepairAttempt:
+        attempt = RepairAttempt(
+            attempt_id=attempt_id,
+            skill=skill.qualified_name,
+            attempt=n,
+            outcome=outcome,
+            error_signature=proposal.error_signature if proposal else report.error_signature,
+            root_cause=proposal.root_cause if proposal else "",
+            expected_effect=proposal.expected_effect if proposal else "",
+            patched_files=tuple(f["path"] for f in patch.files) if patch else (),
+            patch_id=patch.patch_id if patch else None,
+            stop_reason=stop_reason,
+        )
+        if self.store is not None:
+            with self.store.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO repair_attempts(attempt_id, run_id, skill, attempt, outcome, "
+                    "error_signature, root_cause, expected_effect, patched_files, eligibility, "
+                    "stop_reason, patch_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (
+                        attempt.attempt_id,
+                        self.dispatcher.run_id,
+                        attempt.skill,
+                        attempt.attempt,
+                        attempt.outcome,
+                        attempt.error_signature,
+                        attempt.root_cause,
+                        attempt.expected_effect,
+                        json.dumps(list(attempt.patched_files)),
+                        json.dumps({"met": verdict.met, "checks": verdict.checks}),
+                        attempt.stop_reason,
+                        attempt.patch_id,
+                        time.time(),
+                    ),
+                )
+        return attempt
+
+
+def repair_prompt(
+    skill: Skill, report: FailureReport, error: Mapping[str, Any], budget: PatchBudget
+) -> str:
+    """The request for a patch proposal sent to the runner."""
+    skill_md = ""
+    if skill.skill_file is not None:
+        skill_md = skill.skill_file.read_text(encoding="utf-8", errors="replace")
+    listing: list[str] = []
+    mentioned: list[str] = []
+    blob = f"{error.get('stderr', '')}\n{error.get('output_tail', '')}\n{error.get('message', '')}"
+    for sub in ("scripts", "references"):
+        folder = skill.path / sub
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.rglob("*")):
+            if p.is_file() and not p.is_symlink():
+                rel = p.relative_to(skill.path).as_posix()
+                listing.append(f"- {rel} ({p.stat().st_size} bytes)")
+                if (rel in blob or p.name in blob) and len(mentioned) < 3:
+                    text = p.read_text(encoding="utf-8", errors="replace")
+                    mentioned.append(
+                        f'<file path="{rel}">\n{text[:MAX_FILE_CHARS_IN_PROMPT]}\n</file>'
+                    )
+    report_json = json.dumps(dict(report.__dict__), indent=2, ensure_ascii=False, default=str)
+    return "\n".join(
+        [
+            "<repair-request>",
+            f"The skill '{skill.qualified_name}' failed. Propose the smallest fix inside its "
+            "own folder so the same task succeeds on the next run.",
+            "",
+            "Rules:",
+            "- Only SKILL.md, scripts/* and references/* of this skill may change; paths are "
+            "relative to the skill folder.",
+            f"- At most {budget.max_files} files and {budget.max_hunks} hunks; add at most "
+            f"{budget.max_added_tokens_in_skill_doc} tokens to SKILL.md.",
+            "- Never change name, allowed-tools, disable-model-invocation, user-invocable or "
+            "prerequisites in the frontmatter, and never touch other skills or global policy.",
+            "",
+            "Answer with one JSON object in a ```json block:",
+            '{"error_signature": "...", "root_cause": "...", "expected_effect": "...",',
+            ' "files": [{"path": "scripts/x.py", "content": "<the whole new file>"}]}',
+            'or give the same object without "files" followed by a ```diff block with a '
+            "unified diff.",
+            "</repair-request>",
+            "",
+            "<failure-report>",
+            report_json,
+            "</failure-report>",
+            "",
+            "<error>",
+            str(error.get("message", "")),
+            str(error.get("stderr", ""))[-4000:],
+            "</error>",
+            "",
+            '<file path="SKILL.md">',
+            skill_md[:40_000],
+            "</file>",
+            "",
+            "<skill-files>",
+            *(listing or ["(no scripts/ or references/ files)"]),
+            "</skill-files>",
+            *mentioned,
+        ]
+    )
+
+
+def list_repair_attempts(store: Store, *, limit: int = 100) -> list[dict[str, Any]]:
+    """Repair attempts, newest first, with their patch's status."""
+    rows = (
+        store.connection()
+        .execute(
+            "SELECT a.*, p.status AS patch_status FROM repair_attempts a "
+            "LEFT JOIN patches p ON p.patch_id = a.patch_id "
+            "ORDER BY a.created_at DESC LIMIT ?",
+            (limit,),
+        )
+        .fetchall()
+    )
+    out = []
+    for r in rows:
+        d = dict(r)
+        d["patched_files"] = json.loads(d["patched_files"])
+        d["eligibility"] = json.loads(d["eligibility"])
+        out.append(d)
+    return out
