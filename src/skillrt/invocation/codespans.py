@@ -16,7 +16,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-_FENCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]*)*(`{3,}|~{3,})(.*)$", re.MULTILINE)
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
 
@@ -59,19 +58,47 @@ def code_mask(text: str) -> CodeMask:
     return CodeMask(tuple(spans))
 
 
+def _fence_lines(text: str) -> list[tuple[int, int, str, int, str]]:
+    """Lines that open or close a fence: ``(line_start, line_end, char, run_length, rest)``.
+
+    Found with ``str.find`` on the literal markers (far faster than a line regex), then
+    checked: the run must start the line after indentation and ``>`` quote markers.
+    """
+    n = len(text)
+    found: list[tuple[int, int, str, int, str]] = []
+    for marker in ("```", "~~~"):
+        char = marker[0]
+        pos = text.find(marker)
+        while pos >= 0:
+            if pos == 0 or text[pos - 1] != char:
+                line_start = text.rfind("\n", 0, pos) + 1
+                if not text[line_start:pos].strip(" \t>"):
+                    run_end = pos + 3
+                    while run_end < n and text[run_end] == char:
+                        run_end += 1
+                    line_end = text.find("\n", run_end)
+                    if line_end < 0:
+                        line_end = n
+                    found.append(
+                        (line_start, line_end, char, run_end - pos, text[run_end:line_end])
+                    )
+            pos = text.find(marker, pos + 1)
+    found.sort()
+    return found
+
+
 def _fenced_blocks(text: str) -> list[tuple[int, int]]:
     blocks: list[tuple[int, int]] = []
     open_at = -1
     open_char = ""
     open_len = 0
-    for m in _FENCE_LINE.finditer(text):
-        fence, rest = m.group(1), m.group(2)
+    for line_start, line_end, char, length, rest in _fence_lines(text):
         if open_at < 0:
-            if fence[0] == "`" and "`" in rest:
+            if char == "`" and "`" in rest:
                 continue  # "```code```" on one line is an inline span, not a fence
-            open_at, open_char, open_len = m.start(), fence[0], len(fence)
-        elif fence[0] == open_char and len(fence) >= open_len and not rest.strip():
-            blocks.append((open_at, m.end()))
+            open_at, open_char, open_len = line_start, char, length
+        elif line_start > open_at and char == open_char and length >= open_len and not rest.strip():
+            blocks.append((open_at, line_end))
             open_at = -1
     if open_at >= 0:
         blocks.append((open_at, len(text)))

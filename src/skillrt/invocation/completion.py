@@ -29,8 +29,8 @@ from skillrt.skills.model import Skill
 _NOT_BEFORE_DOLLAR = frozenset("$\\=/@")
 _ENV_PARTIAL = re.compile(r"[A-Z][A-Z0-9_]+")
 _SUBCOMMANDS = ("list", "enable", "disable")
-#: At most this many prefix hits are ranked (a one-letter prefix at 100k skills).
-_PREFIX_SCAN_CAP = 5000
+#: At most this many prefix (or substring) hits are ranked (a one-letter prefix at 100k skills).
+_SCAN_CAP = 5000
 
 
 class Completer:
@@ -129,20 +129,36 @@ class Completer:
             yield from ((i, "prefix") for i in self._alpha if ok(i))
             return
         seen: set[int] = set()
-        prefix = [i for _, i in zip(range(_PREFIX_SCAN_CAP), index.prefix(query), strict=False)]
-        prefix.sort(key=lambda i: (len(index.typed_id(i)), index.typed_id(i)))
-        tiers: list[tuple[str, Iterable[int]]] = [
-            ("prefix", prefix),
-            ("substring", index.substring(query)),
-            ("initials", index.initials(query)),
-            ("subsequence", index.subsequence(query)),
+        tiers: list[tuple[str, Callable[[], Iterable[int]]]] = [
+            ("prefix", lambda: self._prefix_ranked(query)),
+            ("substring", lambda: self._substring_ranked(query)),
+            ("initials", lambda: index.initials(query)),
         ]
+        if ":" not in query:  # a typed namespace is precise enough: no letters-in-order tier
+            tiers.append(("subsequence", lambda: index.subsequence(query)))
+        # Tiers are computed only when the earlier ones did not fill the menu.
         for tier, hits in tiers:
-            for i in hits:
+            for i in hits():
                 if i not in seen:
                     seen.add(i)
                     if ok(i):
                         yield i, tier
+
+    def _prefix_ranked(self, query: str) -> list[int]:
+        typed = self.index.typed_id
+        hits = [i for _, i in zip(range(_SCAN_CAP), self.index.prefix(query), strict=False)]
+        hits.sort(key=lambda i: (len(typed(i)), typed(i)))
+        return hits
+
+    def _substring_ranked(self, query: str) -> list[int]:
+        typed = self.index.typed_id
+        hits = [i for _, i in zip(range(_SCAN_CAP), self.index.substring(query), strict=False)]
+        hits.sort(key=lambda i: (not self._at_word_start(i, query), len(typed(i)), typed(i)))
+        return hits
+
+    def _at_word_start(self, i: int, query: str) -> bool:
+        low = self.index.skills[i].qualified_name.lower()
+        return any(f"{sep}{query}" in low for sep in "-:_.")
 
     def _item(self, i: int, tier: str, start: int, end: int, sigil: str) -> Completion:
         skill = self.index.skills[i]

@@ -34,11 +34,17 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from skillrt.invocation.codespans import CodeMask, code_mask
+from skillrt.invocation.codespans import code_mask
 from skillrt.invocation.shell import is_command_line
 
 # A "$" not preceded by a letter/digit or one of $ \ = / @, followed by a letter/digit.
-_DOLLAR = re.compile(r"(?<![^\W_])(?<![$\\=/@])\$(?=[^\W_])")
+# The literal "$" comes first so the regex engine can jump between "$" signs. The two
+# negative lookaheads only pre-filter what parse_id_at would reject anyway (an ALL-CAPS
+# env var, money), so common shell and price text costs no Python call.
+_DOLLAR = re.compile(
+    r"\$(?<![^\W_]\$)(?<![$\\=/@]\$)(?=[^\W_])"
+    r"(?![A-Z][A-Z0-9_]*(?![\w.:-]))(?!\d+(?:\.\d+)?[A-Za-z]{0,3}(?![\w.:-]))"
+)
 _ID_RUN = re.compile(r"[\w.:-]+")
 _GLOB_RUN = re.compile(r"[\w.:*-]+")
 _ENV_VAR = re.compile(r"[A-Z][A-Z0-9_]*")
@@ -70,19 +76,24 @@ def scan_mentions(text: str) -> list[Mention]:
     """Every ``$id`` mention of ``text`` outside code and command lines, in text order."""
     if "$" not in text:
         return []
-    mask: CodeMask | None = None
+    starts = [m.start() for m in _DOLLAR.finditer(text)]
+    if not starts:
+        return []
+    # Candidates and code spans are both sorted: walk them together (no per-$ bisect).
+    spans = code_mask(text).spans
+    n_spans = len(spans)
+    j = 0
     line_ok: dict[int, bool] = {}
     out: list[Mention] = []
-    for m in _DOLLAR.finditer(text):
-        start = m.start()
+    for start in starts:
+        while j < n_spans and spans[j][1] <= start:
+            j += 1
+        if j < n_spans and spans[j][0] <= start:
+            continue  # inside code
         parsed = parse_id_at(text, start)
-        if parsed is None:
+        if parsed is None or not prose_line(text, start, line_ok):
             continue
         end, ident, glob = parsed
-        if mask is None:
-            mask = code_mask(text)
-        if mask.covers(start) or not prose_line(text, start, line_ok):
-            continue
         namespace, _, name = ident.rpartition(":")
         out.append(Mention(text[start:end], ident, namespace or None, name, start, end, glob))
     return out
