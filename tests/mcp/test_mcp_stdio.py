@@ -84,6 +84,27 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert not result.is_error, result
             assert "Check injection" in result.content[0].text
 
+            # resolve_mentions: $mentions outside code activate; inside code they do not.
+            result = await client.call_tool(
+                "resolve_mentions", {"text": "please $code-review this, not `$hostile`"}
+            )
+            assert not result.is_error, result
+            resolution = result.structured_content
+            assert [a["skill"] for a in resolution["activated"]] == ["code-review"]
+            assert resolution["activated"][0]["line"] == "Using skill: code-review"
+
+            # run_skill: delegated through the (default, dry-run) runner.
+            result = await client.call_tool(
+                "run_skill", {"skill": "code-review", "task": "review this diff"}
+            )
+            assert not result.is_error, result
+            assert result.structured_content["status"] == "delegated"
+            assert result.structured_content["call_chain"] == ["code-review"]
+            refused = error_of(
+                await client.call_tool("run_skill", {"skill": "no-such", "task": "x"})
+            )
+            assert refused["code"] == "SkillNotFound" and refused["status"] == "error"
+
             # Structured errors.
             missing = error_of(await client.call_tool("activate_skill", {"name": "no-such"}))
             assert missing["code"] == "SkillNotFound"

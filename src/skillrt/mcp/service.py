@@ -299,8 +299,12 @@ class SkillService:
         with span("skillrt.dispatch", {"skillrt.skill": args["skill"]}):
             result = run_skill(args["skill"], args["task"])
         outcome = _json_outcome(result)
-        if isinstance(result, Mapping) and result.get("status") == "error":
-            return ToolOutcome(outcome.text, outcome.data, True)
+        error = outcome.data.get("error")
+        if outcome.data.get("status") == "error" and isinstance(error, dict):
+            # Refused (missing skill, depth, cycle): the structured error first, then
+            # where it happened, as every other tool error.
+            payload = {**error, **{k: v for k, v in outcome.data.items() if k != "error"}}
+            return ToolOutcome(json.dumps(payload, ensure_ascii=False), outcome.data, True)
         return outcome
 
     # -- resources ------------------------------------------------------------------------

@@ -9,12 +9,13 @@ import json
 import re
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 from skillrt.config import TelemetryConfig
-from skillrt.errors import StoreError, UsageError
+from skillrt.errors import SkillrtError, StoreError, UsageError
+from skillrt.skills.registry import SkillRegistry
 from skillrt.store.sqlite import Store
 from skillrt.telemetry.feedback import ROUTE_EVENTS, load_feedback
 from skillrt.telemetry.metrics import (
@@ -75,12 +76,18 @@ def _names(selected: Any) -> tuple[str, ...]:
     return tuple(out)
 
 
-def triggers_fired(breakdown: Any) -> tuple[tuple[str, str], ...]:
+def triggers_fired(
+    breakdown: Any,
+    query_text: str | None = None,
+    phrases_of: Callable[[str, str], list[str]] | None = None,
+) -> tuple[tuple[str, str], ...]:
     """``(skill, trigger)`` pairs from a route's recorded score breakdown.
 
-    Each candidate entry may name the trigger phrases that matched (``triggers`` /
-    ``matched_triggers``, or inside ``signals``/``score``); a candidate recalled by a
-    rule without named phrases counts as its skill's ``*`` trigger.
+    A candidate fired a trigger when its ``trigger_match`` is positive or the rule stage
+    recalled it (``sources`` has ``rule``). The phrases come from the entry when the
+    router recorded them (``triggers`` / ``matched_triggers``); otherwise, when the query
+    text was kept (``routing.record_query_text``), ``phrases_of(skill, text)`` re-matches
+    the skill's trigger phrases; failing both, the hit counts as the skill's ``*``.
     """
     entries: list[Any]
     if isinstance(breakdown, dict):
@@ -103,21 +110,53 @@ def triggers_fired(breakdown: Any) -> tuple[tuple[str, str], ...]:
                     value = holder.get(key)
                     if isinstance(value, list):
                         phrases += [p for p in value if isinstance(p, str)]
-        sources = entry.get("sources") or ()
-        if not phrases and isinstance(sources, list) and ("rule" in sources or "forced" in sources):
-            phrases = ["*"]
+        sources = entry.get("sources")
+        rule = isinstance(sources, list) and "rule" in sources
+        match = entry.get("trigger_match")
+        hit = rule or (isinstance(match, (int, float)) and match > 0)
+        if not phrases and hit:
+            if query_text and phrases_of is not None:
+                phrases = phrases_of(name, query_text)
+            phrases = phrases or ["*"]
         pairs += [(name, p) for p in dict.fromkeys(phrases)]
     return tuple(pairs)
 
 
+def trigger_matcher(registry: SkillRegistry) -> Callable[[str, str], list[str]]:
+    """``(skill, text) -> the skill's trigger phrases found in text`` (router's matcher)."""
+    from skillrt.routing.phrases import PhraseIndex
+
+    cache: dict[str, PhraseIndex | None] = {}
+
+    def phrases_of(name: str, text: str) -> list[str]:
+        if name not in cache:
+            try:
+                triggers = registry.get(name).routing.triggers
+            except SkillrtError:
+                triggers = ()
+            index = None
+            if triggers:
+                index = PhraseIndex()
+                index.add_all(triggers, 0)
+            cache[name] = index
+        index = cache[name]
+        return [] if index is None else [m.phrase for m in index.match(text)]
+
+    return phrases_of
+
+
 def iter_routes(
-    store: Store, since: float | None = None, *, with_triggers: bool = False
+    store: Store,
+    since: float | None = None,
+    *,
+    with_triggers: bool = False,
+    phrases_of: Callable[[str, str], list[str]] | None = None,
 ) -> Iterator[RouteRecord]:
     """Route events recorded at or after ``since`` (all when None), oldest first."""
     sql = (
         "SELECT route_id, ts, config_id, query_type, candidate_count, selected_skills, "
         "latency_ms, tokens_in, tokens_out, execution_result, fallback_used"
-        + (", score_breakdown" if with_triggers else "")
+        + (", score_breakdown, query_text" if with_triggers else "")
         + f" FROM {ROUTE_EVENTS}"
     )
     params: tuple[float, ...] = ()
@@ -155,9 +194,11 @@ def build_report(
     since: float | None = None,
     configs: bool = False,
     triggers: bool = False,
+    registry: SkillRegistry | None = None,
 ) -> StatsReport:
-    """Everything ``skillrt stats`` shows."""
-    routes = list(iter_routes(store, since, with_triggers=triggers))
+    """Everything ``skillrt stats`` shows (``registry`` names trigger phrases)."""
+    phrases_of = trigger_matcher(registry) if triggers and registry is not None else None
+    routes = list(iter_routes(store, since, with_triggers=triggers, phrases_of=phrases_of))
     feedback = load_feedback(store)
     return StatsReport(
         since=since,
