@@ -1,0 +1,146 @@
+"""The background route-event writer: routes never wait; locked stores delay, not lose."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from skillrt.config import RoutingConfig
+from skillrt.routing.plan import RouteResult
+from skillrt.routing.router import Router
+from skillrt.skills.reader import read_skill
+from skillrt.store.sqlite import Store
+from skillrt.telemetry.writer import RouteEventWriter
+
+
+@pytest.fixture
+def routes(tmp_path: Path, make_skill: Callable[..., Path]) -> Callable[[int], list[RouteResult]]:
+    dirs = [
+        make_skill("code-review", description="Review pull requests.", triggers=["review my pr"]),
+        make_skill("commit-messages", description="Write commit messages from a diff."),
+    ]
+    skills = [read_skill(d) for d in dirs]
+    router = Router.from_skills(skills, RoutingConfig(), store=None, backend=None, record=False)
+
+    def make(n: int) -> list[RouteResult]:
+        return [router.route(f"review my pr number {i}") for i in range(n)]
+
+    return make
+
+
+def count(db: Path) -> int:
+    with sqlite3.connect(db) as conn:
+        return int(conn.execute("SELECT COUNT(*) FROM route_events").fetchone()[0])
+
+
+def test_events_are_written_in_order(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]]
+) -> None:
+    db = tmp_path / "state.db"
+    Store(db).schema_version()  # migrated
+    writer = RouteEventWriter(db)
+    batch = routes(5)
+    for r in batch:
+        writer.submit(r, surface="mcp")
+    assert writer.flush(30)
+    writer.close()
+    assert count(db) == 5 and writer.written == 5 and writer.dropped == 0
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT route_id, surface FROM route_events ORDER BY ts").fetchall()
+    assert [r[0] for r in rows] == [r.route_id for r in batch]
+    assert {r[1] for r in rows} == {"mcp"}
+
+
+@pytest.mark.filterwarnings("ignore::skillrt.telemetry.events.TelemetryWarning")
+def test_locked_store_delays_but_loses_nothing(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "state.db"
+    Store(db).schema_version()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
+    writer = RouteEventWriter(db, write_timeout_ms=20)
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
+        for r in routes(3):
+            writer.submit(r, surface="mcp")  # returns at once, lock or not
+        assert not writer.flush(0.5)  # cannot drain while the lock is held
+        assert writer.pending == 3
+        assert any("locked or read-only" in m for m in caplog.messages)
+        holder.execute("COMMIT")
+        holder.close()
+        assert writer.flush(30)
+    writer.close()
+    assert count(db) == 3 and writer.dropped == 0
+
+
+def test_unwritable_store_drops_with_a_warning(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    db = tmp_path / "state.db"
+    Store(db).schema_version()
+    ro = Store(db, read_only=True)  # every write fails, like a read-only file
+    calls: list[str] = []
+
+    def record(store: Store, result: RouteResult, **kw: object) -> object:
+        from skillrt.telemetry.events import record_route
+
+        calls.append(result.route_id)
+        return record_route(ro, result, **kw)  # type: ignore[arg-type]
+
+    writer = RouteEventWriter(db, give_up_s=0.2, record=record)
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"), pytest.warns(Warning):
+        writer.submit(routes(1)[0], surface="mcp")
+        assert writer.flush(30)
+    writer.close()
+    assert writer.dropped == 1 and writer.written == 0 and count(db) == 0
+    assert len(calls) >= 2  # retried before giving up
+    assert any("was not recorded" in m for m in caplog.messages)
+
+
+@pytest.mark.filterwarnings("ignore::skillrt.telemetry.events.TelemetryWarning")
+def test_queue_overflow_drops_oldest(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]]
+) -> None:
+    db = tmp_path / "state.db"
+    Store(db).schema_version()
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    writer = RouteEventWriter(db, write_timeout_ms=10, max_queue=2)
+    batch = routes(4)
+    for r in batch:
+        writer.submit(r, surface="mcp")
+    holder.execute("COMMIT")
+    holder.close()
+    assert writer.flush(30)
+    writer.close()
+    assert writer.dropped >= 1 and count(db) == 4 - writer.dropped
+
+
+def test_many_threads_no_loss(tmp_path: Path, routes: Callable[[int], list[RouteResult]]) -> None:
+    db = tmp_path / "state.db"
+    Store(db).schema_version()
+    writer = RouteEventWriter(db)
+    batch = routes(40)
+
+    def submit(offset: int) -> None:
+        for r in batch[offset::8]:
+            writer.submit(r, surface="mcp")
+
+    threads = [threading.Thread(target=submit, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert writer.flush(60)
+    writer.close()
+    assert count(db) == 40
+
+
+def test_memory_store_is_refused() -> None:
+    with pytest.raises(ValueError):
+        RouteEventWriter(":memory:")
