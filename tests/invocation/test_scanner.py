@@ -295,7 +295,11 @@ def text_with_dollars_only_in_code(draw: st.DrawFn) -> str:
     for _ in range(draw(st.integers(0, 5))):
         parts.append(draw(_PROSE))
         kind = draw(st.sampled_from(["inline", "double", "fence", "tilde"]))
-        body = draw(_CODE_BODY).replace("\n", " ") + " $" + draw(st.from_regex(r"[a-z]{1,8}"))
+        body = (
+            draw(_CODE_BODY).replace("\n", " ")
+            + " $"
+            + draw(st.from_regex(r"[a-z]{1,8}", fullmatch=True))
+        )
         if kind == "inline":
             parts.append(f" `{body}` ")
         elif kind == "double":

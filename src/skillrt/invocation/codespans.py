@@ -14,10 +14,12 @@ whether a position is code. The rules follow CommonMark closely enough for chat 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 _BACKTICKS = re.compile(r"`+")
 _BLANK_LINE = re.compile(r"\n[ \t]*\r?\n")
+#: A fence may be indented (lists, quotes), but not by more than this many characters.
+_MAX_FENCE_INDENT = 64
 
 
 class CodeMask:
@@ -46,15 +48,16 @@ def code_mask(text: str) -> CodeMask:
     if "`" not in text and "~~~" not in text:
         return EMPTY_MASK
     fences = _fenced_blocks(text)
+    blanks = [m.start() for m in _BLANK_LINE.finditer(text)] if "`" in text else []
     spans: list[tuple[int, int]] = []
     pos = 0
     for start, end in fences:
         if pos < start:
-            spans.extend(_inline_spans(text, pos, start))
+            spans.extend(_inline_spans(text, pos, start, blanks))
         spans.append((start, end))
         pos = end
     if pos < len(text):
-        spans.extend(_inline_spans(text, pos, len(text)))
+        spans.extend(_inline_spans(text, pos, len(text), blanks))
     return CodeMask(tuple(spans))
 
 
@@ -69,10 +72,17 @@ def _fence_lines(text: str) -> list[tuple[int, int, str, int, str]]:
     for marker in ("```", "~~~"):
         char = marker[0]
         pos = text.find(marker)
+        # Line starts are tracked incrementally: one long line full of markers must not
+        # cost a backwards scan per marker (quadratic on hostile input).
+        seen_to, line_start = 0, 0
         while pos >= 0:
             if pos == 0 or text[pos - 1] != char:
-                line_start = text.rfind("\n", 0, pos) + 1
-                if not text[line_start:pos].strip(" \t>"):
+                nl = text.rfind("\n", seen_to, pos)
+                if nl >= 0:
+                    line_start = nl + 1
+                seen_to = pos
+                prefix_len = pos - line_start
+                if prefix_len <= _MAX_FENCE_INDENT and not text[line_start:pos].strip(" \t>"):
                     run_end = pos + 3
                     while run_end < n and text[run_end] == char:
                         run_end += 1
@@ -105,8 +115,12 @@ def _fenced_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
-def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    """Inline code spans in ``text[start:end]`` (a region with no fenced block)."""
+def _inline_spans(text: str, start: int, end: int, blanks: list[int]) -> list[tuple[int, int]]:
+    """Inline code spans in ``text[start:end]`` (a region with no fenced block).
+
+    ``blanks`` holds the start of every blank-line break in ``text``, sorted: a span
+    cannot cross one, and a bisect answers that without rescanning the text.
+    """
     if text.find("`", start, end) < 0:
         return []
     runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(text, start, end)]
@@ -129,7 +143,8 @@ def _inline_spans(text: str, start: int, end: int) -> list[tuple[int, int]]:
         if k < len(same):
             j = same[k]
             closer_start, closer_end = runs[j]
-            if _BLANK_LINE.search(text, e, closer_start) is None:
+            b = bisect_left(blanks, e)
+            if b == len(blanks) or blanks[b] >= closer_start:
                 spans.append((s, closer_end))
                 i = j + 1
                 continue

@@ -20,6 +20,7 @@ MODEL_INVOCATION_DISABLED: Final = "MODEL_INVOCATION_DISABLED"
 LOAD_FAILED: Final = "LOAD_FAILED"
 INVALID_COMMAND: Final = "INVALID_COMMAND"
 COMMAND_NOT_ALLOWED: Final = "COMMAND_NOT_ALLOWED"
+TOO_MANY_MENTIONS: Final = "TOO_MANY_MENTIONS"
 
 DIAGNOSTIC_CODES: Final = (
     NO_MATCH,
@@ -32,6 +33,7 @@ DIAGNOSTIC_CODES: Final = (
     LOAD_FAILED,
     INVALID_COMMAND,
     COMMAND_NOT_ALLOWED,
+    TOO_MANY_MENTIONS,
 )
 
 #: How many candidates an ambiguity message lists by name before "and N more".
@@ -118,4 +120,11 @@ def command_not_allowed(action: str) -> str:
     return (
         f"/skill {action} from model planning text is not applied; "
         "only a person can enable or disable skills."
+    )
+
+
+def too_many_mentions(limit: int, skipped: int) -> str:
+    return (
+        f"Only the first {limit} distinct $mentions were resolved; "
+        f"{skipped} more were left as ordinary text."
     )

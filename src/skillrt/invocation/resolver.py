@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -42,6 +42,9 @@ from skillrt.invocation.scanner import Mention, scan_mentions
 from skillrt.invocation.tidy import remove_spans
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
+
+#: At most this many distinct ``$ids`` are resolved per message; the rest stay text.
+MAX_DISTINCT_MENTIONS = 200
 
 
 class LoadedBody(Protocol):
@@ -73,7 +76,7 @@ def default_body_loader(
 class _Outcome:
     """How one mention resolved: activate / suggest a skill index, or a diagnostic."""
 
-    kind: str  # "activate" | "suggest" | "diagnostic"
+    kind: str  # "activate" | "suggest" | "diagnostic" | "skipped"
     index: int = -1
     diagnostic: InvocationDiagnostic | None = None
 
@@ -129,8 +132,16 @@ class InvocationResolver:
             else ()
         )
 
-        per_mention = [self._classify(m, surface) for m in mentions]
+        per_mention = self._classify_all(mentions, surface)
         diagnostics.extend(o.diagnostic for o in per_mention if o.diagnostic is not None)
+        skipped = sum(o.kind == "skipped" for o in per_mention)
+        if skipped:
+            diagnostics.append(
+                InvocationDiagnostic(
+                    messages.TOO_MANY_MENTIONS,
+                    messages.too_many_mentions(MAX_DISTINCT_MENTIONS, skipped),
+                )
+            )
         lead: dict[int, bool] = {}  # skill index -> named exactly (activatable)
         for o in per_mention:
             if o.kind in ("activate", "suggest"):
@@ -191,6 +202,27 @@ class InvocationResolver:
         return result
 
     # -- one mention ------------------------------------------------------------------
+    def _classify_all(self, mentions: Sequence[Mention], surface: str) -> list[_Outcome]:
+        """Classify each mention; a repeated id is looked up once, and at most
+        :data:`MAX_DISTINCT_MENTIONS` distinct ids are resolved (a hostile message full
+        of unknown ids must not cost a fuzzy search each)."""
+        memo: dict[str, _Outcome] = {}
+        out: list[_Outcome] = []
+        for m in mentions:
+            known = memo.get(m.id)
+            if known is None:
+                if len(memo) >= MAX_DISTINCT_MENTIONS:
+                    out.append(_Outcome("skipped"))
+                    continue
+                known = memo[m.id] = self._classify(m, surface)
+                out.append(known)
+            elif known.diagnostic is not None:
+                diag = replace(known.diagnostic, mention_id=m.id, start=m.start, end=m.end)
+                out.append(replace(known, diagnostic=diag))
+            else:
+                out.append(known)
+        return out
+
     def _classify(self, m: Mention, surface: str) -> _Outcome:
         if m.glob:
             return _diag(messages.GLOB_NOT_SUPPORTED, m, self._glob_message(m))

@@ -85,13 +85,20 @@ def scan_mentions(text: str) -> list[Mention]:
     j = 0
     line_ok: dict[int, bool] = {}
     out: list[Mention] = []
+    seen_to = line_start = 0  # line starts found incrementally: linear on one huge line
     for start in starts:
         while j < n_spans and spans[j][1] <= start:
             j += 1
         if j < n_spans and spans[j][0] <= start:
             continue  # inside code
         parsed = parse_id_at(text, start)
-        if parsed is None or not prose_line(text, start, line_ok):
+        if parsed is None:
+            continue
+        nl = text.rfind("\n", seen_to, start)
+        if nl >= 0:
+            line_start = nl + 1
+        seen_to = start
+        if not prose_line(text, start, line_ok, line_start=line_start):
             continue
         end, ident, glob = parsed
         namespace, _, name = ident.rpartition(":")
@@ -149,9 +156,12 @@ def is_id_char(ch: str) -> bool:
     return ch.isalnum() or ch in "-_.:" or unicodedata.category(ch).startswith("M")
 
 
-def prose_line(text: str, pos: int, cache: dict[int, bool] | None = None) -> bool:
+def prose_line(
+    text: str, pos: int, cache: dict[int, bool] | None = None, *, line_start: int | None = None
+) -> bool:
     """True when the line holding ``pos`` is neither shell-like nor a ``/skill`` command."""
-    line_start = text.rfind("\n", 0, pos) + 1
+    if line_start is None:
+        line_start = text.rfind("\n", 0, pos) + 1
     if cache is not None:
         known = cache.get(line_start)
         if known is not None:
