@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from skillrt.config import LoaderLimits
 from skillrt.errors import SkillrtError, UsageError
@@ -42,6 +42,9 @@ from skillrt.invocation.scanner import Mention, scan_mentions
 from skillrt.invocation.tidy import remove_spans
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
+
+if TYPE_CHECKING:
+    from skillrt.invocation.completion import Completer
 
 #: At most this many distinct ``$ids`` are resolved per message; the rest stay text.
 MAX_DISTINCT_MENTIONS = 200
@@ -104,7 +107,7 @@ class InvocationResolver:
         self.registry = registry
         self.index = SkillIndex(registry.skills())
         self._load_body = load_body or default_body_loader(limits, spill_dir=spill_dir)
-        self._completer: Any = None
+        self._completer: Completer | None = None
 
     # -- public -----------------------------------------------------------------------
     def resolve(
@@ -198,8 +201,7 @@ class InvocationResolver:
             from skillrt.invocation.completion import Completer
 
             self._completer = Completer(self.index, self.registry.is_enabled)
-        result: list[Completion] = self._completer.complete(text, cursor, limit=limit)
-        return result
+        return self._completer.complete(text, cursor, limit=limit)
 
     # -- one mention ------------------------------------------------------------------
     def _classify_all(self, mentions: Sequence[Mention], surface: str) -> list[_Outcome]:
