@@ -8,6 +8,7 @@ Unknown keys are an error (a typo must not silently fall back to a default).
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -40,6 +41,14 @@ DEFAULT_MAX_FRONTMATTER_BYTES = 64_000
 DEFAULT_MAX_DISPATCH_DEPTH = 3
 
 CONFIG_FILENAME = "skillrt.yaml"
+#: Root scopes, in precedence order (S5): a project skill shadows a user skill.
+ROOT_SCOPES = ("project", "user", "system")
+_NAMESPACE = re.compile(r"[^\s:/\\]{1,64}")
+
+
+def is_valid_namespace(value: str) -> bool:
+    """A namespace is 1-64 characters with no whitespace, ``:``, ``/`` or ``\\``."""
+    return bool(_NAMESPACE.fullmatch(value))
 
 
 @dataclass(frozen=True)
@@ -68,6 +77,9 @@ class DiscoveryConfig:
     skip_dirs: tuple[str, ...] = (".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn")
     #: Home folder for the user-scope roots; None means no user roots (the CLI fills it).
     home_dir: Path | None = None
+    #: (folder, namespace) pairs: skills at or under the folder get the namespace (S5),
+    #: whatever root they are found from; the deepest matching folder wins.
+    namespaces: tuple[tuple[Path, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -308,9 +320,18 @@ class RuntimeConfig:
         base = base_dir or Path(".").resolve()
         data = dict(data)
         roots_raw = data.pop("roots", None)
-        discovery_raw = dict(data.pop("discovery", {}) or {})
-        if roots_raw is not None:
-            discovery_raw["roots"] = roots_raw
+        namespaces_raw = data.pop("namespaces", None)
+        discovery_section = data.pop("discovery", {}) or {}
+        if not isinstance(discovery_section, Mapping):
+            raise ConfigError("'discovery' must be a mapping", section="discovery")
+        discovery_raw = dict(discovery_section)
+        for key, value in (("roots", roots_raw), ("namespaces", namespaces_raw)):
+            if value is not None:
+                if key in discovery_raw:
+                    raise ConfigError(
+                        f"'{key}' is given both at top level and under 'discovery'", key=key
+                    )
+                discovery_raw[key] = value
         values: dict[str, Any] = {"project_dir": base, "state_dir": base / ".skillrt"}
         if "state_dir" in data:
             values["state_dir"] = _path(data.pop("state_dir"), base)
@@ -351,9 +372,24 @@ def _path(value: Any, base: Path) -> Path:
     return p if p.is_absolute() else (base / p)
 
 
+def _namespace(value: Any, where: str) -> str:
+    if not isinstance(value, str) or not is_valid_namespace(value):
+        raise ConfigError(
+            f"'{where}' must be a namespace of 1-64 characters without spaces, ':' or '/', "
+            f"got {value!r}",
+            field=where,
+        )
+    return value
+
+
 def _discovery(raw: dict[str, Any], base: Path) -> DiscoveryConfig:
     roots: list[RootConfig] = []
-    for item in raw.pop("roots", None) or []:
+    roots_raw = raw.pop("roots", None)
+    if isinstance(roots_raw, str):
+        roots_raw = [roots_raw]
+    if roots_raw is not None and not isinstance(roots_raw, list):
+        raise ConfigError("'roots' must be a list of paths or {path, namespace, scope}")
+    for item in roots_raw or []:
         if isinstance(item, str):
             roots.append(RootConfig(path=_path(item, base)))
         elif isinstance(item, dict):
@@ -361,19 +397,35 @@ def _discovery(raw: dict[str, Any], base: Path) -> DiscoveryConfig:
             if unknown or "path" not in item:
                 raise ConfigError(f"a root needs 'path' (and optional namespace, scope): {item!r}")
             ns = item.get("namespace")
-            if ns is not None and not isinstance(ns, str):
-                raise ConfigError(f"root namespace must be a string: {ns!r}")
+            scope = item.get("scope", "project")
+            if scope not in ROOT_SCOPES:
+                raise ConfigError(
+                    f"root scope must be one of {', '.join(ROOT_SCOPES)}, got {scope!r}",
+                    field="roots.scope",
+                )
             roots.append(
                 RootConfig(
                     path=_path(item["path"], base),
-                    namespace=ns,
-                    scope=str(item.get("scope", "project")),
+                    namespace=None if ns is None else _namespace(ns, "roots.namespace"),
+                    scope=scope,
                 )
             )
         else:
             raise ConfigError(f"a root must be a path or a mapping: {item!r}")
+    ns_raw = raw.pop("namespaces", None) or {}
+    if not isinstance(ns_raw, Mapping):
+        raise ConfigError("'namespaces' must map folders to namespaces, e.g. {vendor/acme: acme}")
+    namespaces = tuple(
+        (_path(folder, base), _namespace(ns, f"namespaces.{folder}"))
+        for folder, ns in ns_raw.items()
+    )
     disc = build_dataclass(DiscoveryConfig, raw, "discovery", base)
-    return dataclasses.replace(disc, roots=tuple(roots))
+    for key in ("max_dirs_per_root", "max_skill_file_bytes", "max_frontmatter_bytes"):
+        if getattr(disc, key) < 1:
+            raise ConfigError(f"'discovery.{key}' must be at least 1", field=f"discovery.{key}")
+    if disc.max_depth < 0:
+        raise ConfigError("'discovery.max_depth' must be 0 or more", field="discovery.max_depth")
+    return dataclasses.replace(disc, roots=tuple(roots), namespaces=namespaces)
 
 
 def build_dataclass(cls: type[T], raw: Any, where: str, base: Path) -> T:

@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from skillrt.config import DiscoveryConfig, RootConfig
+from skillrt.config import DiscoveryConfig, RootConfig, is_valid_namespace
 from skillrt.skills.model import Diagnostic
 from skillrt.skills.reader import SKILL_FILENAMES
 
 PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
+#: Precedence of root scopes when two roots define the same qualified name (S5).
+SCOPE_RANK = {"flag": 0, "project": 0, "user": 1, "system": 2}
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,8 @@ class FoundSkill:
     skill_file: Path
     root: Root
     namespace: str | None
+    #: The skill file's stat (symlinks followed), when the walk already took it.
+    stat: os.stat_result | None = None
 
 
 @dataclass
@@ -58,7 +63,7 @@ def resolve_roots(
     ``explicit`` roots (the CLI's ``--root``) replace every other root.
     """
     if explicit:
-        return [Root(r.path, r.namespace, r.scope or "flag") for r in explicit]
+        return _ordered([Root(r.path, r.namespace, r.scope or "flag") for r in explicit])
     roots = [Root(r.path, r.namespace, r.scope) for r in config.roots]
     if config.conventional_roots:
         roots.append(Root(project_dir / ".agents" / "skills", None, "project", True))
@@ -75,6 +80,13 @@ def resolve_roots(
             roots.append(Root(home / ".claude" / "skills", None, "user", True))
         if config.codex_roots:
             roots.append(Root(home / ".codex" / "skills", None, "user", True))
+    return _ordered(roots)
+
+
+def _ordered(roots: list[Root]) -> list[Root]:
+    """Sort by scope (S5: project beats user beats system; stable within a scope) and
+    drop a root listed twice (the first listing wins)."""
+    roots = sorted(roots, key=lambda r: SCOPE_RANK.get(r.scope, 1))
     seen: set[Path] = set()
     unique: list[Root] = []
     for root in roots:
@@ -93,25 +105,51 @@ def _real(path: Path) -> Path:
         return path
 
 
-def plugin_namespace(directory: Path) -> str | None:
-    """The ``name`` of a Claude-style plugin manifest in ``directory``, if there is one."""
+def plugin_namespace(directory: Path, report: WalkReport | None = None) -> str | None:
+    """The ``name`` of a Claude-style plugin manifest in ``directory``, if there is one.
+
+    A manifest that cannot be read or names no valid namespace is reported (when a
+    ``report`` is given) and ignored.
+    """
     manifest = directory.joinpath(*PLUGIN_MANIFEST)
+
+    def problem(message: str) -> None:
+        if report is not None:
+            report.diagnostics.append(
+                Diagnostic("PLUGIN_MANIFEST_INVALID", "warning", message, str(manifest))
+            )
+
     try:
         if manifest.stat().st_size > 1_000_000:
+            problem(f"{manifest} is over 1 MB; ignored")
             return None
         data = json.loads(manifest.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError):
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        problem(f"cannot read plugin manifest {manifest}: {exc}")
         return None
     name = data.get("name") if isinstance(data, dict) else None
-    return name.strip() if isinstance(name, str) and name.strip() else None
+    if not isinstance(name, str) or not is_valid_namespace(name.strip()):
+        problem(
+            f"plugin manifest {manifest} has no usable 'name' (got {name!r}); "
+            "its skills get no namespace"
+        )
+        return None
+    return name.strip()
 
 
 def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterator[FoundSkill]:
-    """Yield every skill folder under ``root``, breadth first, within the limits."""
+    """Yield every skill folder under ``root``, breadth first, within the limits.
+
+    Paths are handled as strings and a folder is first probed with one ``lstat`` of its
+    ``SKILL.md``: a skill folder is recognised without listing it, and the stat is handed
+    on (the index cache keys on it), so a warm walk costs one syscall per skill.
+    """
     base = root.path
     try:
-        real_base = Path(os.path.realpath(base))
-        if not real_base.is_dir():
+        real_base = os.path.realpath(base)
+        if not os.path.isdir(real_base):
             if not root.conventional:
                 report.diagnostics.append(
                     Diagnostic(
@@ -121,21 +159,20 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
             return
     except OSError:
         return
-    skip = set(config.skip_dirs)
-    visited: set[tuple[int, int]] = set()
-    # (logical path, real path, depth, namespace)
-    queue: deque[tuple[Path, Path, int, str | None]] = deque([(base, real_base, 0, root.namespace)])
+    skip = frozenset(config.skip_dirs)
+    explicit_ns = _namespace_map(config)
+    base_prefix = real_base.rstrip(os.sep) + os.sep
+    visited: set[str] = set()
+    # (logical path, real path, depth, inherited namespace)
+    queue: deque[tuple[str, str, int, str | None]] = deque(
+        [(str(base), real_base, 0, root.namespace)]
+    )
     dirs = 0
     while queue:
         logical, real, depth, namespace = queue.popleft()
-        try:
-            st = os.stat(real)
-        except OSError:
-            continue
-        key = (st.st_dev, st.st_ino)
-        if key in visited:
-            continue
-        visited.add(key)
+        if real in visited:
+            continue  # reached again through a symlink: a loop or an alias
+        visited.add(real)
         dirs += 1
         if dirs > config.max_dirs_per_root:
             report.diagnostics.append(
@@ -148,65 +185,107 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
                 )
             )
             break
+        if explicit_ns and real in explicit_ns:
+            namespace = explicit_ns[real]
+        st = _lstat(os.path.join(real, SKILL_FILENAMES[0]))
+        if st is not None:
+            found = _skill_here(logical, real, SKILL_FILENAMES[0], st, base_prefix, report)
+            if found is not None:
+                yield FoundSkill(Path(logical), Path(found[0]), root, namespace, found[1])
+            continue  # a skill's own folders (references/, scripts/) are not searched
         try:
-            entries = list(os.scandir(real))
+            with os.scandir(real) as it:
+                entries = list(it)
         except OSError as exc:
             report.diagnostics.append(
                 Diagnostic(
-                    "DIR_UNREADABLE",
-                    "warning",
-                    f"cannot list {logical}: {exc.strerror}",
-                    str(logical),
+                    "DIR_UNREADABLE", "warning", f"cannot list {logical}: {exc.strerror}", logical
                 )
             )
             continue
-        names = {e.name: e for e in entries}
-        skill_name = next((n for n in SKILL_FILENAMES if n in names), None)
-        if skill_name is not None:
-            entry = names[skill_name]
-            if entry.is_symlink() and not _inside(Path(os.path.realpath(entry.path)), real_base):
-                report.diagnostics.append(
-                    Diagnostic(
-                        "SYMLINK_ESCAPE",
-                        "error",
-                        f"{logical / skill_name} links outside its root; not followed",
-                        str(logical / skill_name),
-                    )
-                )
+        names = {e.name for e in entries}
+        lower = SKILL_FILENAMES[1]
+        if lower in names:
+            st = _lstat(os.path.join(real, lower))
+            if st is not None:
+                found = _skill_here(logical, real, lower, st, base_prefix, report)
+                if found is not None:
+                    yield FoundSkill(Path(logical), Path(found[0]), root, namespace, found[1])
                 continue
-            yield FoundSkill(logical, logical / skill_name, root, namespace)
-            # A skill's own folders (references/, scripts/) are not searched for skills.
-            continue
-        child_ns = namespace
-        if ".claude-plugin" in names:
-            child_ns = plugin_namespace(real) or namespace
+        if PLUGIN_MANIFEST[0] in names and not (depth == 0 and root.namespace):
+            manifest_ns = plugin_namespace(Path(real), report)
+            if manifest_ns and not (explicit_ns and real in explicit_ns):
+                namespace = manifest_ns
         if depth >= config.max_depth:
             continue
-        for entry in sorted(entries, key=lambda e: e.name):
-            if entry.name in skip:
+        entries.sort(key=lambda e: e.name)
+        for entry in entries:
+            name = entry.name
+            if name in skip:
                 continue
             try:
-                if not entry.is_dir(follow_symlinks=True):
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if not os.path.isdir(target):
+                        continue
+                    if target != real_base and not target.startswith(base_prefix):
+                        child = os.path.join(logical, name)
+                        report.diagnostics.append(
+                            Diagnostic(
+                                "SYMLINK_ESCAPE",
+                                "warning",
+                                f"{child} links outside its root; not followed",
+                                child,
+                            )
+                        )
+                        continue
+                    child_real = target
+                elif entry.is_dir(follow_symlinks=False):
+                    child_real = os.path.join(real, name)
+                else:
                     continue
             except OSError:
                 continue
-            child_real = real / entry.name
-            if entry.is_symlink():
-                target = Path(os.path.realpath(entry.path))
-                if not _inside(target, real_base):
-                    report.diagnostics.append(
-                        Diagnostic(
-                            "SYMLINK_ESCAPE",
-                            "warning",
-                            f"{logical / entry.name} links outside its root; not followed",
-                            str(logical / entry.name),
-                        )
-                    )
-                    continue
-                child_real = target
-            queue.append((logical / entry.name, child_real, depth + 1, child_ns))
+            queue.append((os.path.join(logical, name), child_real, depth + 1, namespace))
     report.dirs_visited += dirs
 
 
-def _inside(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
+def _lstat(path: str) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _skill_here(
+    logical: str,
+    real: str,
+    filename: str,
+    st: os.stat_result,
+    base_prefix: str,
+    report: WalkReport,
+) -> tuple[str, os.stat_result | None] | None:
+    """The skill file's logical path and (followed) stat, or None when it is refused."""
+    skill_file = os.path.join(logical, filename)
+    if not stat.S_ISLNK(st.st_mode):
+        return skill_file, st
+    target = os.path.realpath(os.path.join(real, filename))
+    if not target.startswith(base_prefix):
+        report.diagnostics.append(
+            Diagnostic(
+                "SYMLINK_ESCAPE",
+                "error",
+                f"{skill_file} links outside its root ({target}); not followed",
+                skill_file,
+            )
+        )
+        return None
+    try:
+        return skill_file, os.stat(target)
+    except OSError:
+        return skill_file, None  # dangling: the reader reports it as unreadable
+
+
+def _namespace_map(config: DiscoveryConfig) -> dict[str, str]:
+    """``discovery.namespaces`` keyed by real path, so the walk can look folders up."""
+    return {os.path.realpath(path): ns for path, ns in config.namespaces}

@@ -16,6 +16,9 @@ from skillrt.errors import InvalidFrontmatter
 FENCE = "---"
 _ALIAS = re.compile(r"(?:^|[\s,\[{])\*[^\s,\]}]+", re.MULTILINE)
 MAX_ALIASES = 16
+#: Frontmatter is a flat record; anything deeper than this is hostile or broken.
+MAX_NESTING = 32
+MAX_NODES = 50_000
 # A top-level "key: value" line whose value is a plain scalar we may safely quote.
 _TOP_LEVEL = re.compile(r"^([A-Za-z_][\w.-]*)(\s*:[ \t]+)(\S.*?)\s*$")
 _BLOCK_INDICATOR = re.compile(r"^[|>][+-]?\d?[+-]?$")
@@ -71,29 +74,33 @@ def split_frontmatter(text: str) -> SplitDocument:
 
 
 def load_yaml_mapping(source: str) -> tuple[dict[str, Any], bool]:
-    """Parse frontmatter YAML into a mapping; returns (data, repaired)."""
+    """Parse frontmatter YAML into a mapping; returns (data, repaired).
+
+    Raises :class:`InvalidFrontmatter` (with a ``reason`` code in its context) for YAML
+    that does not parse, is not a mapping, uses too many aliases, or nests too deep.
+    """
+    from skillrt.skills import fastyaml
+
+    fast = fastyaml.parse(source)
+    if fast is not None:
+        _check_shape(fast)
+        return {str(k): v for k, v in fast.items()}, False
+
     import yaml
 
-    if len(_ALIAS.findall(source)) > MAX_ALIASES:
-        raise InvalidFrontmatter(
-            f"Invalid YAML in frontmatter: more than {MAX_ALIASES} aliases", reason="YAML_ALIASES"
-        )
+    _check_aliases(source, yaml)
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     repaired = False
     try:
-        data = yaml.load(source, Loader=loader)
-    except yaml.YAMLError as first_error:
+        data = _load(source, yaml, loader)
+    except _YAML_FAILURES as first_error:
         fixed = _quote_plain_values(source)
         if fixed == source:
-            raise InvalidFrontmatter(
-                f"Invalid YAML in frontmatter: {first_error}", reason="FRONTMATTER_INVALID_YAML"
-            ) from first_error
+            raise _invalid_yaml(first_error) from first_error
         try:
-            data = yaml.load(fixed, Loader=loader)
-        except yaml.YAMLError:
-            raise InvalidFrontmatter(
-                f"Invalid YAML in frontmatter: {first_error}", reason="FRONTMATTER_INVALID_YAML"
-            ) from first_error
+            data = _load(fixed, yaml, loader)
+        except _YAML_FAILURES:
+            raise _invalid_yaml(first_error) from first_error
         repaired = True
     if data is None:
         data = {}
@@ -101,7 +108,79 @@ def load_yaml_mapping(source: str) -> tuple[dict[str, Any], bool]:
         raise InvalidFrontmatter(
             "SKILL.md frontmatter must be a YAML mapping", reason="FRONTMATTER_NOT_MAPPING"
         )
+    _check_shape(data)
     return {str(k): v for k, v in data.items()}, repaired
+
+
+# What a YAML load may raise on hostile text: YAMLError for syntax, ValueError and
+# friends from the constructors (``2001-13-45`` is a timestamp with a bad month,
+# ``!!int 12a``), RecursionError for absurd nesting.
+_YAML_FAILURES: tuple[type[BaseException], ...] = (
+    ValueError,
+    TypeError,
+    OverflowError,
+    RecursionError,
+    AttributeError,
+)
+
+
+def _load(source: str, yaml: Any, loader: Any) -> Any:
+    try:
+        return yaml.load(source, Loader=loader)
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from exc
+
+
+def _invalid_yaml(error: BaseException) -> InvalidFrontmatter:
+    cause = error.__cause__ if error.__cause__ is not None else error
+    detail = str(cause) or type(cause).__name__
+    return InvalidFrontmatter(
+        f"Invalid YAML in frontmatter: {detail}", reason="FRONTMATTER_INVALID_YAML"
+    )
+
+
+def _check_aliases(source: str, yaml: Any) -> None:
+    """Refuse alias-heavy YAML (a "billion laughs" bomb) before building any value.
+
+    The regex is a cheap over-estimate (``*bold*`` in a description matches it); only
+    when it trips are the real alias events counted.
+    """
+    if len(_ALIAS.findall(source)) <= MAX_ALIASES:
+        return
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    count = 0
+    try:
+        for event in yaml.parse(source, Loader=loader):
+            if isinstance(event, yaml.AliasEvent):
+                count += 1
+                if count > MAX_ALIASES:
+                    raise InvalidFrontmatter(
+                        f"Invalid YAML in frontmatter: more than {MAX_ALIASES} aliases",
+                        reason="YAML_ALIASES",
+                    )
+    except yaml.YAMLError:
+        return  # the real load reports the syntax error
+
+
+def _check_shape(data: dict[Any, Any]) -> None:
+    """Refuse values nested deeper than MAX_NESTING (recursive aliases are infinitely deep)."""
+    if all(_flat(v) for v in data.values()):
+        return  # the usual frontmatter: scalars and lists/mappings of scalars
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_NESTING or nodes > MAX_NODES:
+            raise InvalidFrontmatter(
+                f"Invalid YAML in frontmatter: values nest deeper than {MAX_NESTING} levels "
+                f"or hold more than {MAX_NODES} items (or an alias refers to itself)",
+                reason="FRONTMATTER_TOO_DEEP",
+            )
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values())
+        elif isinstance(value, (list, tuple, set)):
+            stack.extend((v, depth + 1) for v in value)
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
@@ -123,3 +202,11 @@ def _quote_plain_values(source: str) -> str:
                 line = f'{key}{sep}"{escaped}"'
         out.append(line)
     return "\n".join(out)
+
+
+def _flat(value: Any) -> bool:
+    if isinstance(value, dict):
+        value = value.values()
+    elif not isinstance(value, list):
+        return True
+    return not any(isinstance(v, (dict, list, tuple, set)) for v in value)

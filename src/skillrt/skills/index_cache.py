@@ -1,21 +1,24 @@
 """The parsed-skill index cache: an unchanged SKILL.md is never parsed twice.
 
-Keyed by path, with mtime (ns) and size as the freshness check and the content hash
-kept for consumers (the embedding cache). Writes are batched into one transaction and
-a failing write only costs the cache, never the listing.
+Rows are keyed by the skill file's path; a row is fresh while the file's mtime (ns) and
+size match and it was written by this parser version. The content hash is kept for
+consumers (the embedding cache). Writes are batched into one transaction, rows of files
+that are gone are pruned, and a store that cannot be read or written only costs the
+cache (a warning), never the listing.
 """
 
 from __future__ import annotations
 
-import json
 import logging
+import os
 import sqlite3
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from skillrt.errors import StoreError
 from skillrt.skills.model import BrokenSkill, Skill
 from skillrt.skills.reader import PARSER_VERSION
-from skillrt.skills.records import dumps, skill_from_record, skill_to_record
+from skillrt.skills.records import cache_dumps, cache_loads
 from skillrt.store.sqlite import Store
 
 log = logging.getLogger(__name__)
@@ -30,13 +33,16 @@ class FileKey:
 
 @dataclass
 class IndexCache:
-    """Reads all cached records once, serves hits from memory, writes misses in one go."""
+    """Reads all cached rows once, serves hits from memory, writes misses in one go."""
 
     store: Store | None
     _rows: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     _pending: list[tuple[FileKey, Skill | BrokenSkill]] = field(default_factory=list)
+    _seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
+    #: Why the cache could not be used (read or write), for the registry's diagnostics.
+    problems: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.store is None:
@@ -48,26 +54,51 @@ class IndexCache:
             )
             self._rows = {r[0]: (r[1], r[2], r[3]) for r in rows}
         except (sqlite3.Error, StoreError) as exc:
-            log.warning("index cache unavailable, parsing every skill: %s", exc)
+            self._problem(f"index cache unavailable, parsing every skill: {exc}")
             self._rows = {}
 
-    def get(self, key: FileKey) -> Skill | BrokenSkill | None:
+    def _problem(self, message: str) -> None:
+        log.warning("%s", message)
+        self.problems.append(message)
+
+    def get(
+        self,
+        key: FileKey,
+        *,
+        path: Path,
+        skill_file: Path,
+        namespace: str | None,
+        source: str,
+        root: Path | None,
+    ) -> Skill | BrokenSkill | None:
+        """The cached skill for ``key`` placed at the given location, or None (a miss)."""
+        self._seen.add(key.path)
         row = self._rows.get(key.path)
         if row is None or row[0] != key.mtime_ns or row[1] != key.size:
             self.misses += 1
             return None
-        self.hits += 1
         try:
-            return skill_from_record(json.loads(row[2]))
-        except (KeyError, TypeError, ValueError):
-            self.misses += 1
+            item = cache_loads(
+                row[2],
+                path=path,
+                skill_file=skill_file,
+                namespace=namespace,
+                source=source,
+                root=root,
+            )
+        except (KeyError, TypeError, ValueError, IndexError):
+            self.misses += 1  # a corrupt row: parse the file again and overwrite it
             return None
+        self.hits += 1
+        return item
 
     def put(self, key: FileKey, skill: Skill | BrokenSkill) -> None:
+        self._seen.add(key.path)
         self._pending.append((key, skill))
 
     def flush(self) -> None:
-        if self.store is None or not self._pending:
+        """Write new rows and prune rows of files that no longer exist, in one transaction."""
+        if self.store is None:
             self._pending.clear()
             return
         rows = [
@@ -77,11 +108,16 @@ class IndexCache:
                 k.size,
                 s.content_hash if isinstance(s, Skill) else "",
                 PARSER_VERSION,
-                dumps(skill_to_record(s)),
+                cache_dumps(s),
             )
             for k, s in self._pending
         ]
         self._pending.clear()
+        # Rows this walk did not reach may belong to other roots: drop only those whose
+        # file is gone. A warm walk reaches every row, so this costs nothing then.
+        gone = [(p,) for p in self._rows if p not in self._seen and not os.path.exists(p)]
+        if not rows and not gone:
+            return
         try:
             with self.store.transaction() as conn:
                 conn.executemany(
@@ -90,5 +126,7 @@ class IndexCache:
                     " VALUES (?, ?, ?, ?, ?, ?)",
                     rows,
                 )
+                if gone:
+                    conn.executemany("DELETE FROM index_cache WHERE path = ?", gone)
         except (sqlite3.Error, StoreError) as exc:
-            log.warning("could not update the index cache: %s", exc)
+            self._problem(f"could not update the index cache: {exc}")

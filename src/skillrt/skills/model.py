@@ -77,7 +77,8 @@ class Skill:
     user_invocable: bool = True
     argument_hint: str | None = None
     context: str | None = None
-    #: sha256 of the SKILL.md bytes (or of the catalogue record).
+    #: sha256 of the SKILL.md bytes read at Level 1 (the frontmatter, up to and including
+    #: its closing fence), or of the catalogue record.
     content_hash: str = ""
     diagnostics: tuple[Diagnostic, ...] = ()
     #: Anything else from the frontmatter that we do not model, kept for clients.

@@ -25,8 +25,9 @@ from skillrt.skills.model import (
 from skillrt.skills.validate import normalise_name, validate_frontmatter
 
 SKILL_FILENAMES = ("SKILL.md", "skill.md")
-#: Bump when parsing changes so the index cache re-reads every skill.
-PARSER_VERSION = 1
+#: Bump when parsing (or the cache record format) changes: the index cache re-reads
+#: every skill whose row has another version.
+PARSER_VERSION = 2
 _BINARY_SNIFF = 8192
 
 
@@ -57,8 +58,13 @@ def read_skill(
     root: Path | None = None,
     max_file_bytes: int = 10_000_000,
     max_frontmatter_bytes: int = 64_000,
+    stat_result: os.stat_result | None = None,
 ) -> Skill | BrokenSkill:
-    """Parse ``skill_dir``'s SKILL.md. Never raises for bad content: it reports it."""
+    """Parse ``skill_dir``'s SKILL.md. Never raises for bad content: it reports it.
+
+    Only the frontmatter is read (Level 1): reading stops at the closing fence.
+    ``stat_result`` is the file's stat when the caller already has it.
+    """
 
     def broken(code: str, message: str) -> BrokenSkill:
         return BrokenSkill(
@@ -72,9 +78,12 @@ def read_skill(
     if skill_file is None:
         skill_file = find_skill_md(skill_dir)
     if skill_file is None:
-        return broken("SKILL_FILE_MISSING", "Missing required file: SKILL.md")
+        return broken(
+            "SKILL_FILE_MISSING",
+            f"Missing required file: SKILL.md (SKILL.md not found in {skill_dir})",
+        )
     try:
-        st = os.stat(skill_file)
+        st = stat_result if stat_result is not None else os.stat(skill_file)
     except OSError as exc:
         return broken("SKILL_FILE_UNREADABLE", f"cannot read {skill_file}: {exc.strerror}")
     if not stat.S_ISREG(st.st_mode):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -108,6 +109,163 @@ def skill_from_record(rec: dict[str, Any]) -> Skill | BrokenSkill:
 
 def dumps(rec: dict[str, Any]) -> str:
     return json.dumps(rec, ensure_ascii=False, separators=(",", ":"))
+
+
+# -- the index cache's compact form ---------------------------------------------------
+# Only what the file says is stored, and only where it differs from the defaults; where
+# the skill was found (folder, namespace, scope, root) comes from the walk on every run.
+# Smaller rows are faster to select and decode: a warm 10,000-skill walk decodes them all.
+
+_ROUTING_DEFAULTS = RoutingMeta()
+
+
+def _defaults(cls: type[Any]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """A dataclass's plain defaults, and its (name, factory) pairs for mutable ones."""
+    plain: dict[str, Any] = {}
+    factories: list[tuple[str, Any]] = []
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            plain[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            factories.append((f.name, f.default_factory))
+    return plain, tuple(factories)
+
+
+_SKILL_FIELDS = frozenset(f.name for f in dataclasses.fields(Skill))
+_SKILL_DEFAULTS = _defaults(Skill)
+_ROUTING_FIELDS = _defaults(RoutingMeta)
+
+
+def _new(
+    cls: type[Any],
+    defaults: tuple[dict[str, Any], tuple[tuple[str, Any], ...]],
+    values: dict[str, Any],
+) -> Any:
+    """Build a frozen dataclass from trusted values without running ``__init__``.
+
+    The cache's records were written from these very classes, so there is nothing to
+    check, and skipping the frozen ``__init__`` (one ``object.__setattr__`` per field)
+    makes a warm 10,000-skill listing ~3x cheaper to build. Neither class has a
+    ``__post_init__``; every field is set from ``values`` or its default.
+    """
+    obj = object.__new__(cls)
+    state = dict(defaults[0])
+    for name, factory in defaults[1]:
+        if name not in values:
+            state[name] = factory()
+    state.update(values)
+    obj.__dict__.update(state)
+    return obj
+
+
+def cache_dumps(item: Skill | BrokenSkill) -> str:
+    """The compact cache record of a freshly parsed skill (location left out)."""
+    skill_file = str(item.skill_file) if item.skill_file else None
+    diags = [
+        [d.code, d.severity, d.message, None if d.path == skill_file else d.path, d.field]
+        for d in item.diagnostics
+    ]
+    if isinstance(item, BrokenSkill):
+        return dumps({"broken": True, "diagnostics": diags})
+    rec: dict[str, Any] = {
+        "name": item.name,
+        "description": item.description,
+        "content_hash": item.content_hash,
+    }
+    if diags:
+        rec["diagnostics"] = diags
+    for key in ("license", "compatibility", "argument_hint", "context"):
+        value = getattr(item, key)
+        if value is not None:
+            rec[key] = value
+    if item.allowed_tools:
+        rec["allowed_tools"] = list(item.allowed_tools)
+    if item.metadata:
+        rec["metadata"] = item.metadata
+    if item.extra:
+        rec["extra"] = item.extra
+    if item.disable_model_invocation:
+        rec["disable_model_invocation"] = True
+    if not item.user_invocable:
+        rec["user_invocable"] = False
+    r = item.routing
+    if r != _ROUTING_DEFAULTS:
+        routing: dict[str, Any] = {}
+        for key in ("triggers", "anti_triggers", "examples"):
+            if getattr(r, key):
+                routing[key] = list(getattr(r, key))
+        if r.cost_hint != "medium":
+            routing["cost_hint"] = r.cost_hint
+        if r.prerequisites.bins:
+            routing["bins"] = list(r.prerequisites.bins)
+        if r.prerequisites.env:
+            routing["env"] = list(r.prerequisites.env)
+        if r.parallel_safe:
+            routing["parallel_safe"] = True
+        if r.always:
+            routing["always"] = True
+        rec["routing"] = routing
+    return dumps(rec)
+
+
+def cache_loads(
+    text: str,
+    *,
+    path: Path,
+    skill_file: Path,
+    namespace: str | None,
+    source: str,
+    root: Path | None,
+) -> Skill | BrokenSkill:
+    """Rebuild a skill from :func:`cache_dumps` output plus where it was found now."""
+    rec = json.loads(text)
+    file_str = str(skill_file)
+    diags = tuple(
+        Diagnostic(d[0], d[1], d[2], file_str if d[3] is None else d[3], d[4])
+        for d in rec.get("diagnostics", ())
+    )
+    if rec.get("broken"):
+        return BrokenSkill(path, skill_file, source, namespace, diags)
+    kwargs: dict[str, Any] = {
+        "name": rec["name"],
+        "description": rec["description"],
+        "path": path,
+        "skill_file": skill_file,
+        "namespace": namespace,
+        "source": source,
+        "root": root,
+        "content_hash": rec["content_hash"],
+        "diagnostics": diags,
+    }
+    for key in (
+        "license",
+        "compatibility",
+        "argument_hint",
+        "context",
+        "disable_model_invocation",
+        "user_invocable",
+        "metadata",
+        "extra",
+    ):
+        if key in rec:
+            kwargs[key] = rec[key]
+    if "allowed_tools" in rec:
+        kwargs["allowed_tools"] = tuple(rec["allowed_tools"])
+    r = rec.get("routing")
+    if r is not None:
+        routing: dict[str, Any] = {}
+        for key in ("triggers", "anti_triggers", "examples"):
+            if key in r:
+                routing[key] = tuple(r[key])
+        for key in ("cost_hint", "parallel_safe", "always"):
+            if key in r:
+                routing[key] = r[key]
+        if "bins" in r or "env" in r:
+            routing["prerequisites"] = Prerequisites(
+                tuple(r.get("bins", ())), tuple(r.get("env", ()))
+            )
+        kwargs["routing"] = _new(RoutingMeta, _ROUTING_FIELDS, routing)
+    return _new(Skill, _SKILL_DEFAULTS, kwargs)  # type: ignore[no-any-return]
 
 
 def entry_to_json(

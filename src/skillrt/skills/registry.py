@@ -6,20 +6,23 @@ Level 1 only: the registry reads frontmatter, never a body.
 from __future__ import annotations
 
 import builtins
-import dataclasses
+import logging
 import os
+import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from skillrt.config import DiscoveryConfig, RootConfig
-from skillrt.errors import AmbiguousSkill, SkillNotFound
+from skillrt.errors import AmbiguousSkill, SkillNotFound, StoreError
 from skillrt.skills.discovery import FoundSkill, Root, WalkReport, resolve_roots, walk_root
 from skillrt.skills.index_cache import FileKey, IndexCache
 from skillrt.skills.model import BrokenSkill, Diagnostic, ShadowedSkill, Skill
 from skillrt.skills.reader import read_skill
 from skillrt.store import skill_state
 from skillrt.store.sqlite import Store
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class SkillRegistry:
             qn = skill.qualified_name
             if qn in self._skills:
                 winner = self._skills[qn]
+                if winner.skill_file is not None and winner.skill_file == skill.skill_file:
+                    continue  # the same file reached from two overlapping roots
                 extra_shadowed.append(
                     ShadowedSkill(
                         skill,
@@ -64,13 +69,29 @@ class SkillRegistry:
             self._by_name.setdefault(skill.name, []).append(skill)
         self.broken: tuple[BrokenSkill, ...] = tuple(broken)
         self.shadowed: tuple[ShadowedSkill, ...] = tuple(shadowed) + tuple(extra_shadowed)
-        self.diagnostics: tuple[Diagnostic, ...] = tuple(diagnostics)
+        diags = list(diagnostics)
         self._store = store
-        self._disabled = (
-            disabled
-            if disabled is not None
-            else (skill_state.disabled_names(store) if store is not None else frozenset())
-        )
+        if disabled is None:
+            disabled = frozenset()
+            if store is not None:
+                try:
+                    disabled = skill_state.disabled_names(store)
+                except (sqlite3.Error, StoreError) as exc:
+                    # S6 state is unreadable: list everything as enabled, and say so.
+                    log.warning("enable/disable state unavailable: %s", exc)
+                    diags.append(
+                        Diagnostic(
+                            "STATE_UNAVAILABLE",
+                            "warning",
+                            f"enable/disable state could not be read ({exc}); "
+                            "every skill is shown as enabled",
+                        )
+                    )
+        self._disabled: frozenset[str] = disabled
+        self.diagnostics: tuple[Diagnostic, ...] = tuple(diags)
+        #: Index-cache counters of the discovery that built this registry.
+        self.cache_hits = 0
+        self.cache_misses = 0
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -102,7 +123,11 @@ class SkillRegistry:
                 else:
                     skills.append(item)
         cache.flush()
-        return cls(skills, broken=broken, diagnostics=report.diagnostics, store=store)
+        for problem in dict.fromkeys(cache.problems):
+            report.diagnostics.append(Diagnostic("INDEX_CACHE_UNAVAILABLE", "warning", problem))
+        registry = cls(skills, broken=broken, diagnostics=report.diagnostics, store=store)
+        registry.cache_hits, registry.cache_misses = cache.hits, cache.misses
+        return registry
 
     # -- lookup -----------------------------------------------------------------------
     def __len__(self) -> int:
@@ -173,35 +198,35 @@ class SkillRegistry:
 
 
 def _load(found: FoundSkill, config: DiscoveryConfig, cache: IndexCache) -> Skill | BrokenSkill:
-    try:
-        st = os.stat(found.skill_file)
-        key: FileKey | None = FileKey(str(found.skill_file), st.st_mtime_ns, st.st_size)
-    except OSError:
-        key = None
-    item = cache.get(key) if key is not None else None
-    if item is None:
-        item = read_skill(
-            found.path,
+    st = found.stat
+    if st is None:
+        try:
+            st = os.stat(found.skill_file)
+        except OSError:
+            st = None
+    root = found.root
+    if st is not None:
+        key = FileKey(str(found.skill_file), st.st_mtime_ns, st.st_size)
+        item = cache.get(
+            key,
+            path=found.path,
             skill_file=found.skill_file,
             namespace=found.namespace,
-            source=found.root.scope,
-            root=found.root.path,
-            max_file_bytes=config.max_skill_file_bytes,
-            max_frontmatter_bytes=config.max_frontmatter_bytes,
+            source=root.scope,
+            root=root.path,
         )
-        if key is not None:
-            cache.put(key, item)
-        return item
-    # The same file may be reached from a root with another namespace or scope.
-    if isinstance(item, Skill):
-        if (item.namespace, item.source, item.root) != (
-            found.namespace,
-            found.root.scope,
-            found.root.path,
-        ):
-            item = dataclasses.replace(
-                item, namespace=found.namespace, source=found.root.scope, root=found.root.path
-            )
-    elif (item.namespace, item.source) != (found.namespace, found.root.scope):
-        item = dataclasses.replace(item, namespace=found.namespace, source=found.root.scope)
+        if item is not None:
+            return item
+    item = read_skill(
+        found.path,
+        skill_file=found.skill_file,
+        namespace=found.namespace,
+        source=root.scope,
+        root=root.path,
+        max_file_bytes=config.max_skill_file_bytes,
+        max_frontmatter_bytes=config.max_frontmatter_bytes,
+        stat_result=st,
+    )
+    if st is not None:
+        cache.put(key, item)
     return item
