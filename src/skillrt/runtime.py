@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import RootConfig, RuntimeConfig
-from skillrt.loading.report import LoadResult
 from skillrt.skills.catalog import Catalog, render_catalog
 from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from skillrt.execution.pipeline import RunResult
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
+    from skillrt.loading.report import LoadResult
     from skillrt.execution.base import Runner
     from skillrt.orchestration.events import Checkpoint, Observer
     from skillrt.orchestration.service import Workflows

@@ -43,7 +43,7 @@ REFUSALS = [
     ("deep/a/b/c/dir/SECRET.md", "PathTraversalBlocked", "symlink_escape"),
     ("deep/a/b/hop.md", "PathTraversalBlocked", "symlink_escape"),
     ("sibling_link.md", "PathTraversalBlocked", "symlink_escape"),
-    ("loop_a", "DisallowedFileType", "extension"),  # no extension: refused first
+    ("loop_a", "PathTraversalBlocked", "symlink_loop"),
     ("references/../../../outside/SECRET.md", "PathTraversalBlocked", "dotdot"),
     ("../sibling/SECRET.md", "PathTraversalBlocked", "dotdot"),
     ("%2e%2e/sibling/SECRET.md", "PathTraversalBlocked", "encoded"),
@@ -57,13 +57,15 @@ REFUSALS = [
     ("~/SECRET.md", "PathTraversalBlocked", "tilde"),
     ("references/fifo.md", "DisallowedFileType", "fifo"),
     ("references/socket.md", "DisallowedFileType", "socket"),
-    ("references", "DisallowedFileType", "extension"),
+    ("references", "DisallowedFileType", "directory"),
+    ("references/dir_out", "PathTraversalBlocked", "symlink_escape"),
     ("references/binary.md", "DisallowedFileType", "binary"),
     ("references/latin1.md", "IOError", "encoding"),
     ("references/huge.md", "FileTooLarge", None),
     ("references/script.sh", "DisallowedFileType", "extension"),
     ("scripts/run.sh", "DisallowedFileType", "extension"),
     ("references/*.md", "IOError", "not_found"),  # no glob: a literal name that is absent
+    ("references/gu?de.md", "IOError", "not_found"),
     ("references/missing.md", "IOError", "not_found"),
     ("references/guide.md/x.md", "IOError", "not_a_directory"),
 ]
@@ -154,6 +156,9 @@ def test_link_to_an_allowed_name_with_a_disallowed_target_is_refused(hostile: Ho
 def test_glob_characters_are_literal(hostile: Hostile) -> None:
     result = load_resource(hostile.skill, "references/star*.md")
     assert result.text == "# Literal star\n"
+    with pytest.raises(LoadError) as info:
+        load_resource(hostile.skill, "references/*.md")
+    assert "not expanded" in info.value.message
 
 
 def test_size_limit_is_checked_before_reading(

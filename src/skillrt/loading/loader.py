@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from skillrt.config import LoaderLimits
@@ -20,6 +21,7 @@ from skillrt.errors import (
     SkillrtError,
 )
 from skillrt.loading.body import count_lines, fit_body
+from skillrt.loading.cache import CONTENT_CACHE, CachedText, file_key
 from skillrt.loading.paths import check_relative_path, open_in_jail, read_limited, real_jail
 from skillrt.loading.report import LoadMode, LoadReport, LoadResult, spill, spill_name
 from skillrt.loading.sections import (
@@ -70,9 +72,28 @@ def decode_text(data: bytes, shown: str) -> str:
     return normalise_text(text)
 
 
-def _read(ref: SkillRef, segments: tuple[str, ...], shown: str, limit: int, what: str,
-          allowed: tuple[str, ...] | None) -> tuple[bytes, str]:  # fmt: skip
-    """(bytes, real path) of one file inside the skill's real folder."""
+@dataclass(frozen=True)
+class _Loaded:
+    sha256: str
+    text: str
+    bytes_read: int
+    real_path: str
+    cached: bool
+
+
+def _read(
+    ref: SkillRef,
+    segments: tuple[str, ...],
+    shown: str,
+    limit: int,
+    what: str,
+    allowed: tuple[str, ...] | None,
+) -> _Loaded:
+    """Hash and decoded text of one file inside the skill's real folder.
+
+    The walk and the open always happen; the content cache is consulted only with the
+    opened descriptor's identity (see :mod:`skillrt.loading.cache`).
+    """
     if not ref.path.is_dir():
         raise SkillNotFound(
             f"skill folder of '{ref.qualified_name}' is gone: {ref.path}",
@@ -81,11 +102,21 @@ def _read(ref: SkillRef, segments: tuple[str, ...], shown: str, limit: int, what
         )
     jail = real_jail(ref.path)
     opened = open_in_jail(jail, segments, shown=shown, allowed_extensions=allowed)
+    real = str(opened.real_path)
     try:
+        key = file_key(opened.stat)
+        if opened.stat.st_size <= limit:
+            hit = CONTENT_CACHE.get(key)
+            if hit is not None:
+                return _Loaded(hit.sha256, hit.text, hit.size, real, True)
         data = read_limited(opened, limit, shown=shown, what=what)
     finally:
         os.close(opened.fd)
-    return data, str(opened.real_path)
+    sha = hashlib.sha256(data).hexdigest()
+    text = decode_text(data, shown)
+    if len(data) == opened.stat.st_size:  # unchanged while read: safe to remember
+        CONTENT_CACHE.put(key, CachedText(sha, text, len(data)))
+    return _Loaded(sha, text, len(data), real, False)
 
 
 def load_skill_body(
@@ -113,11 +144,8 @@ def load_skill_body(
         )
     file_name = sref.skill_file.name
     try:
-        data, real = _read(
-            sref, (file_name,), file_name, limits.max_skill_file_bytes, "SKILL.md", None
-        )
-        sha = hashlib.sha256(data).hexdigest()
-        text = decode_text(data, file_name)
+        loaded = _read(sref, (file_name,), file_name, limits.max_skill_file_bytes, "SKILL.md", None)
+        sha, text, real = loaded.sha256, loaded.text, loaded.real_path
         try:
             body = split_frontmatter(text).body.strip("\n").rstrip() + "\n"
         except InvalidFrontmatter as exc:
@@ -173,7 +201,8 @@ def load_skill_body(
         path=real,
         relative_path=file_name,
         sha256=sha,
-        bytes_read=len(data),
+        bytes_read=loaded.bytes_read,
+        cached=loaded.cached,
         chars_total=chars,
         chars_returned=len(fitted.text),
         truncated=fitted.truncated,
@@ -208,7 +237,7 @@ def load_resource(
     sref = _as_ref(ref)
     try:
         segments = check_relative_path(relative_path)
-        data, real = _read(
+        loaded = _read(
             sref,
             segments,
             relative_path,
@@ -216,10 +245,9 @@ def load_resource(
             "resource",
             limits.allowed_extensions,
         )
-        text = decode_text(data, relative_path)
     except SkillrtError as exc:
         raise _with_skill(exc, sref) from exc
-    sha = hashlib.sha256(data).hexdigest()
+    sha, text, real = loaded.sha256, loaded.text, loaded.real_path
     suffix = os.path.splitext(real)[1].lower()
     structured = KIND_BY_SUFFIX.get(suffix)
     markdown = suffix in MARKDOWN_SUFFIXES
@@ -288,7 +316,8 @@ def load_resource(
         path=real,
         relative_path=relative_path,
         sha256=sha,
-        bytes_read=len(data),
+        bytes_read=loaded.bytes_read,
+        cached=loaded.cached,
         chars_total=len(whole),
         chars_returned=len(excerpt),
         truncated=truncated,
@@ -316,27 +345,43 @@ def _excerpt(
     note line saying what was left out and how to read it."""
     if end - start <= cap:
         return text[start:end], False
-    total = end - start
-    where = f"{shown} {matched}" if matched else shown
     reserve = min(MAX_NOTE_CHARS, max(cap // 5, 1))
+    # First pass: cut leaving room for the longest note; second pass: cut again with the
+    # room the actual note needs (it only shrinks as the cut moves later), so the excerpt
+    # uses the cap rather than a fixed reserve.
     cut = cut_point(text, start, end, cap - reserve, headings)
-    rest = [h for h in headings if h.start >= cut]
-    fixed = (
-        f"[skillrt: excerpt of {where}: {cut - start:,} of {total:,} chars. Not shown: . "
-        f'Read one with section_hint (e.g. "{rest[0].render() if rest else "## Heading"}").'
-        + (f" Full text: {spill_file}" if spill_file else "")
-        + "]"
-    )
-    listed, left = outline(rest, max(0, reserve - len(fixed) - 20))
-    if not rest:
-        note = (
-            f"[skillrt: excerpt of {where}: {cut - start:,} of {total:,} chars; the rest is "
-            "not shown." + (f" Full text: {spill_file}" if spill_file else "") + "]"
-        )
-    else:
-        more = f" (+{left} more)" if left else ""
-        note = fixed.replace("Not shown: .", f"Not shown: {listed or '…'}{more}.")
+    note = _note(text, start, end, cut, headings, reserve, shown, matched, spill_file)
+    slack = 16  # the shown char count may gain a few digits
+    second = cut_point(text, start, end, cap - len(note) - 2 - slack, headings)
+    if second > cut:
+        cut = second
+        note = _note(text, start, end, cut, headings, reserve, shown, matched, spill_file)
     out = text[start:cut].rstrip("\n") + "\n\n" + note
     if len(out) > cap:  # only for a tiny cap: the content comes first
         out = out[:cap]
     return out, True
+
+
+def _note(
+    text: str,
+    start: int,
+    end: int,
+    cut: int,
+    headings: list[Heading],
+    reserve: int,
+    shown: str,
+    matched: str | None,
+    spill_file: Path | None,
+) -> str:
+    """The one-line note closing an excerpt: what is missing and how to read it."""
+    where = f"{shown} {matched}" if matched else shown
+    head = f"[skillrt: excerpt of {where}: {cut - start:,} of {end - start:,} chars"
+    tail = (f" Full text: {spill_file}" if spill_file else "") + "]"
+    rest = [h for h in headings if h.start >= cut]
+    if not rest:
+        return f"{head}; the rest is not shown.{tail}"
+    example = f'Read one with section_hint (e.g. "{rest[0].render()}").'
+    fixed = len(head) + len(". Not shown: (+99999 more). ") + len(example) + len(tail)
+    listed, left = outline(rest, max(0, reserve - fixed))
+    more = f" (+{left} more)" if left else ""
+    return f"{head}. Not shown: {listed or '…'}{more}. {example}{tail}"

@@ -373,15 +373,21 @@ def open_in_jail(
     """Open the regular file ``segments`` names under ``jail`` (an absolute real path).
 
     ``allowed_extensions`` (when given) applies to the requested name and to the real
-    file name a symlink resolves to. Raises :class:`PathTraversalBlocked`,
-    :class:`DisallowedFileType` or :class:`SkillIOError`; never follows a link out.
+    file name a symlink resolves to; it is checked after the walk (which only lstat's),
+    so a folder or a FIFO is reported as such, and before anything is opened.
+    Raises :class:`PathTraversalBlocked`, :class:`DisallowedFileType` or
+    :class:`SkillIOError`; never follows a link out.
     """
-    if allowed_extensions is not None:
-        check_extension(segments[-1], allowed_extensions, shown=shown)
     walk = _Walk(jail, shown, use_fds=FD_WALK if use_fds is None else use_fds)
     try:
         walk.start()
-        found = walk.resolve(segments)
+        try:
+            found = walk.resolve(segments)
+        except SkillIOError as exc:
+            if exc.context.get("reason") == "not_found" and any(c in shown for c in "*?["):
+                exc.message += " (names are literal: glob patterns are not expanded)"
+                exc.args = (exc.message,)
+            raise
         if found is None:
             raise DisallowedFileType(
                 f"{shown!r} is the skill folder, not a file", path=shown, reason="directory"
@@ -393,8 +399,12 @@ def open_in_jail(
             raise DisallowedFileType(
                 f"{shown!r} is a {kind}, not a regular file", path=shown, reason=kind.lower()
             )
-        if allowed_extensions is not None and name != segments[-1]:
-            check_extension(name, allowed_extensions, shown=shown)
+        # The walk only lstat'ed; nothing is opened before both names pass the allowlist:
+        # the name asked for, and the real name a link resolved to.
+        if allowed_extensions is not None:
+            check_extension(segments[-1], allowed_extensions, shown=shown)
+            if name != segments[-1]:
+                check_extension(name, allowed_extensions, shown=shown)
         try:
             fd = walk._open(name, _FILE_FLAGS)
         except OSError as exc:

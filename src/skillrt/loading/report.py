@@ -38,6 +38,7 @@ class LoadReport:
     relative_path: str
     #: sha256 of the full file content read (bytes, before decoding).
     sha256: str
+    #: Size of the content the text comes from (the whole file, as read from disk).
     bytes_read: int
     #: Characters of the whole content asked for (the body, section, key or file).
     chars_total: int
@@ -53,6 +54,9 @@ class LoadReport:
     dropped_sections: tuple[str, ...] = ()
     #: Degraded-load problems, as error dicts (``{"code": "SectionNotFound", ...}``).
     errors: list[dict[str, Any]] = field(default_factory=list)
+    #: True when the content came from the in-process cache (same device, inode, size,
+    #: mtime and ctime as the file just opened) instead of being read again.
+    cached: bool = False
 
     def summary(self) -> str:
         """One line for people (the CLI prints it on stderr)."""

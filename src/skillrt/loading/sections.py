@@ -21,11 +21,16 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-# Lines that may be structural: an ATX heading, a fence, or a setext underline. The
-# patterns start with a literal "\n" rather than "^" under re.M: CPython then jumps
-# between newlines with a fast search instead of trying every offset (10x on 2 MB).
-_CANDIDATE = re.compile(r"\n {0,3}(?:(#{1,6})(?=[ \t\n]|\Z)|(`{3,}|~{3,})|(=+|-+)[ \t]*(?=\n|\Z))")
-_FENCE_LINE = re.compile(r"\n {0,3}(`{3,}|~{3,})[ \t]*(?=\n|\Z)")
+# Lines that may be structural: an ATX heading (hashes, text), a fence (run, info), or
+# a setext underline. The pattern starts with a literal "\n" rather than "^" under re.M,
+# and a lookahead on the first significant character: CPython then jumps between
+# newlines with a fast search instead of trying every offset (about 5x on 2 MB).
+_CANDIDATE = re.compile(
+    r"\n {0,3}(?=[#`~=-])(?:"
+    r"(#{1,6})(?:[ \t]+([^\n]*))?(?=\n|\Z)"
+    r"|(`{3,}|~{3,})([^\n]*)"
+    r"|(=+|-+)[ \t]*(?=\n|\Z))"
+)
 _FM_CLOSE = re.compile(r"\n(?:---|\.\.\.)[ \t]*(?=\n|\Z)")
 _ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _HR = re.compile(r"^ {0,3}(?:(?:-[ \t]*){3,}|(?:\*[ \t]*){3,}|(?:_[ \t]*){3,})$")
@@ -98,46 +103,50 @@ def _setext_paragraph(text: str, line_start: int) -> tuple[int, str] | None:
 
 def scan_headings(text: str) -> list[Heading]:
     """Every heading of a Markdown text, in order (see the module docstring for rules)."""
-    # Work on "\n" + text so every line, the first included, starts after a newline;
-    # offsets are shifted back by one when a heading is recorded.
+    # Match on "\n" + text so every line, the first included, follows a newline; a line
+    # starting at ``src`` offset k starts at ``text`` offset k - 1.
     src = "\n" + text
+    last = len(text)
     headings: list[Heading] = []
-    pos = _front_matter_end(text)  # a line start in ``text`` == its newline in ``src``
-    n = len(src)
-    search = _CANDIDATE.search
-    while True:
-        m = search(src, pos)
-        if m is None:
-            break
-        line_start = m.start() + 1
-        nl = src.find("\n", line_start)
-        line_end = n if nl < 0 else nl
-        hashes, fence, underline = m.group(1), m.group(2), m.group(3)
-        pos = line_end  # the next search starts at this line's newline
+    skip_to = _front_matter_end(text)  # candidates before this are front matter
+    fence_char = ""  # inside a fence: its character and length
+    fence_len = 0
+    append = headings.append
+    for m in _CANDIDATE.finditer(src, skip_to):
+        hashes, content, fence, info, underline = m.groups()
+        if fence_char:
+            closes = fence is not None and fence[0] == fence_char and len(fence) >= fence_len
+            if closes and not info.strip():
+                fence_char = ""
+            continue
+        line_start = m.start()  # == the line's offset in ``text``
         if hashes is not None:
-            raw = src[m.end(1) : line_end].strip()
-            content = _ATX_CLOSE.sub("", raw).strip() if raw else ""
-            headings.append(Heading(len(hashes), content, line_start - 1, min(line_end, n - 1)))
+            title = content.strip() if content else ""
+            if title.endswith("#"):
+                title = _ATX_CLOSE.sub("", title).strip() if title.strip("#") else ""
+            append(Heading(len(hashes), title, line_start, min(m.end(), last)))
         elif fence is not None:
-            info = src[m.end(2) : line_end]
             if fence[0] == "`" and "`" in info:
                 continue  # not a fence: a backtick fence's info string has no backtick
-            pos = _skip_fence(src, line_end, fence[0], len(fence))
-        elif underline is not None and line_start > 1:
-            para = _setext_paragraph(src, line_start)
+            fence_char, fence_len = fence[0], len(fence)
+        elif line_start > 0:
+            para = _setext_paragraph(src, line_start + 1)
             if para is not None:
                 while headings and headings[-1].start >= para[0] - 1:
                     headings.pop()
                 level = 1 if underline[0] == "=" else 2
-                headings.append(Heading(level, para[1], para[0] - 1, min(line_end, n - 1)))
-        if pos >= n:
-            break
+                append(Heading(level, para[1], para[0] - 1, min(m.end(), last)))
     return headings
 
 
 _CACHE: OrderedDict[str, tuple[Heading, ...]] = OrderedDict()
 _CACHE_SIZE = 32
 _CACHE_LOCK = threading.Lock()
+
+
+def clear_heading_cache() -> None:
+    with _CACHE_LOCK:
+        _CACHE.clear()
 
 
 def scan_headings_cached(key: str, text: str) -> list[Heading]:
@@ -156,24 +165,12 @@ def scan_headings_cached(key: str, text: str) -> list[Heading]:
     return headings
 
 
-def _skip_fence(src: str, pos: int, char: str, length: int) -> int:
-    """Offset of the newline ending the fence that closes one of ``length`` ``char``s
-    (``pos`` is the newline ending the opening line); the end of ``src`` if unclosed."""
-    while True:
-        m = _FENCE_LINE.search(src, pos)
-        if m is None:
-            return len(src)
-        run = m.group(1)
-        nl = src.find("\n", m.end())
-        pos = len(src) if nl < 0 else nl
-        if run[0] == char and len(run) >= length:
-            return pos
-
-
 # -- matching -----------------------------------------------------------------------------
 def normalise_heading(text: str) -> str:
     """Case-, width- and whitespace-insensitive form of a heading text."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    if not text.isascii():  # NFKC is the identity on ASCII; skip it on the hot path
+        text = unicodedata.normalize("NFKC", text)
+    text = text.casefold()
     return _SPACE.sub(" ", text).strip().rstrip(":：").strip()
 
 
