@@ -19,8 +19,25 @@ from skillrt.mcp.service import Changes, SkillService, ToolOutcome
 if TYPE_CHECKING:
     from skillrt.config import McpConfig
     from skillrt.runtime import SkillRuntime
+    from skillrt.telemetry.writer import RouteEventWriter
 
-__all__ = ["Changes", "SkillService", "ToolOutcome", "serve"]
+__all__ = ["Changes", "SkillService", "ToolOutcome", "event_writer", "serve"]
+
+
+def event_writer(runtime: SkillRuntime) -> RouteEventWriter | None:
+    """The background route-event writer a long-lived server should use (None when
+    telemetry is off or the store is in memory: then the runtime records directly)."""
+    from skillrt.store.sqlite import MEMORY
+    from skillrt.telemetry.writer import RouteEventWriter
+
+    if not runtime.config.telemetry.enabled or runtime.store.path == MEMORY:
+        return None
+    return RouteEventWriter(
+        runtime.store.path,
+        write_timeout_ms=runtime.config.telemetry.write_timeout_ms,
+        record_query_text=runtime.config.routing.record_query_text,
+        read_only=runtime.store.read_only,
+    )
 
 
 def serve(
@@ -38,7 +55,7 @@ def serve(
 
     from skillrt.mcp import server
 
-    service = SkillService(runtime, config)
+    service = SkillService(runtime, config, events=event_writer(runtime))
     if http is None:
         anyio.run(server.serve_stdio, service)
     else:

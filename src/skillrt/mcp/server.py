@@ -287,10 +287,19 @@ async def serve_stdio(service: SkillService) -> None:
     """Serve over this process's stdin/stdout until the client closes stdin."""
     await anyio.to_thread.run_sync(service.start)
     server, notifier = build_server(service)
-    async with stdio_server() as (read, write), anyio.create_task_group() as tg:
-        tg.start_soon(watch, service, server, notifier)
-        await server.run(read, write, init_options(server))
-        tg.cancel_scope.cancel()
+    try:
+        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+            tg.start_soon(watch, service, server, notifier)
+            await server.run(read, write, init_options(server))
+            tg.cancel_scope.cancel()
+    finally:
+        await _close_events(service)
+
+
+async def _close_events(service: SkillService) -> None:
+    """Flush queued route events before the process exits."""
+    if service.events is not None:
+        await anyio.to_thread.run_sync(service.events.close)
 
 
 def bind_loopback(port: int) -> socket.socket:
@@ -322,13 +331,16 @@ async def serve_http(
     web = uvicorn.Server(config)
     if announce is not None:
         announce(url)
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(watch, service, server, notifier)
-        try:
-            await web.serve(sockets=[sock])
-        finally:
-            tg.cancel_scope.cancel()
-            sock.close()
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(watch, service, server, notifier)
+            try:
+                await web.serve(sockets=[sock])
+            finally:
+                tg.cancel_scope.cancel()
+                sock.close()
+    finally:
+        await _close_events(service)
 
 
 def announce_stderr(url: str) -> None:

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from skillrt.runtime import SkillRuntime
+    from skillrt.telemetry.writer import RouteEventWriter
 
 log = logging.getLogger("skillrt.mcp")
 
@@ -115,9 +116,18 @@ class SkillService:
         config: MCP settings; defaults to ``runtime.config.mcp``.
     """
 
-    def __init__(self, runtime: SkillRuntime, config: McpConfig | None = None) -> None:
+    def __init__(
+        self,
+        runtime: SkillRuntime,
+        config: McpConfig | None = None,
+        *,
+        events: RouteEventWriter | None = None,
+    ) -> None:
         self.runtime = runtime
         self.config = config or runtime.config.mcp
+        #: Route events are written by this background writer (the route never waits on
+        #: the store); None lets the runtime record them itself, synchronously.
+        self.events = events
         self._lock = RWLock()
         self._digests = DigestCache()
         self._frontmatter = FrontmatterCache()
@@ -252,9 +262,19 @@ class SkillService:
         query = args["query"]
         attrs = {"skillrt.surface": "mcp", "skillrt.query_chars": len(query)}
         with span("skillrt.route", attrs) as sp:
-            result = route(query)
+            if self.events is not None:
+                result = route(query, surface="mcp", record=False)
+                self.events.submit(result, surface="mcp", model_id=self._model_id())
+            else:
+                result = route(query, surface="mcp")
             sp.set_attribute("skillrt.route_id", getattr(result, "route_id", ""))
         return _json_outcome(result)
+
+    def _model_id(self) -> str | None:
+        router = getattr(self.runtime, "router", None)
+        index = getattr(router, "index", None)
+        model_id = getattr(index, "model_id", None)
+        return model_id if isinstance(model_id, str) else None
 
     def _activate_skill(self, args: dict[str, Any]) -> ToolOutcome:
         skill = self._skill(args["name"], for_model=True)

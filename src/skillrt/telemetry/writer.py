@@ -56,6 +56,7 @@ class RouteEventWriter:
             would see another database).
         write_timeout_ms: Busy timeout of each write.
         record_query_text: Keep the raw query text (``routing.record_query_text``).
+        read_only: The store was opened read-only: every event is dropped (with a warning).
     """
 
     def __init__(
@@ -66,6 +67,7 @@ class RouteEventWriter:
         record_query_text: bool = False,
         max_queue: int = DEFAULT_MAX_QUEUE,
         give_up_s: float = DEFAULT_GIVE_UP_S,
+        read_only: bool = False,
         record: Callable[..., object] | None = None,
     ) -> None:
         if str(store_path) == MEMORY:
@@ -75,12 +77,15 @@ class RouteEventWriter:
         self.record_query_text = record_query_text
         self.max_queue = max_queue
         self.give_up_s = give_up_s
+        self.read_only = read_only
         self._record = record
         self._queue: deque[_Pending] = deque()
         self._cond = threading.Condition()
         self._closed = False
         self._store: Store | None = None
         self._failing = False
+        self._overflowing = False
+        self._warned_drop = False
         self.written = 0
         self.dropped = 0
         self._thread = threading.Thread(target=self._run, name="skillrt-telemetry", daemon=True)
@@ -95,7 +100,9 @@ class RouteEventWriter:
             if len(self._queue) >= self.max_queue:
                 self._queue.popleft()
                 self.dropped += 1
-                log.warning("telemetry queue full: dropped the oldest route event")
+                if not self._overflowing:  # once per episode, not once per route
+                    log.warning("telemetry queue full: dropping the oldest route events")
+                    self._overflowing = True
             self._queue.append(_Pending(result, surface, model_id))
             self._cond.notify()
 
@@ -130,7 +137,9 @@ class RouteEventWriter:
     # -- writer thread ------------------------------------------------------------------
     def _open(self) -> Store:
         if self._store is None:
-            self._store = Store(self.store_path, busy_timeout_ms=self.write_timeout_ms)
+            self._store = Store(
+                self.store_path, busy_timeout_ms=self.write_timeout_ms, read_only=self.read_only
+            )
         return self._store
 
     def _write(self, item: _Pending) -> bool:
@@ -167,17 +176,28 @@ class RouteEventWriter:
                 if ok:
                     self._queue.popleft()
                     self.written += 1
+                    self._warned_drop = False
+                    if not self._queue:
+                        self._overflowing = False
                     if self._failing:
                         log.warning("telemetry: state store writable again; events resumed")
                         self._failing = False
-                elif time.monotonic() - item.first_try > self.give_up_s or self._closed:
+                elif (
+                    self.read_only
+                    or self._closed
+                    or time.monotonic() - item.first_try > self.give_up_s
+                ):
                     self._queue.popleft()
                     self.dropped += 1
-                    log.warning(
-                        "telemetry: route %s was not recorded (state store %s unavailable)",
+                    level = logging.DEBUG if self._warned_drop else logging.WARNING
+                    log.log(
+                        level,
+                        "telemetry: route %s was not recorded (state store %s unavailable%s)",
                         item.result.route_id,
                         self.store_path,
+                        ", read-only" if self.read_only else "",
                     )
+                    self._warned_drop = True
                 else:
                     if not self._failing:
                         log.warning(
