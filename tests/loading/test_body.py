@@ -217,6 +217,11 @@ def test_catalogue_entry_has_no_body(make_skill: Callable[..., Path]) -> None:
     skill = dataclasses.replace(skill_at(make_skill("cat")), skill_file=None, source="catalog")
     with pytest.raises(SkillNotFound):
         load_skill_body(skill)
+    # Nor resources: its "folder" is the catalogue's, not a skill's.
+    from skillrt.loading import load_resource
+
+    with pytest.raises(SkillNotFound):
+        load_resource(skill, "SKILL.md")
 
 
 def test_missing_skill_file_and_folder(make_skill: Callable[..., Path]) -> None:

@@ -235,6 +235,14 @@ def load_resource(
     """
     limits = limits or LoaderLimits()
     sref = _as_ref(ref)
+    if sref.skill_file is None:
+        raise SkillNotFound(
+            f"'{sref.qualified_name}' is a catalogue entry without a skill folder; "
+            "it has no resources",
+            name=sref.qualified_name,
+            skill=sref.qualified_name,
+            path=relative_path,
+        )
     try:
         segments = check_relative_path(relative_path)
         loaded = _read(
