@@ -171,7 +171,16 @@ class SkillService:
         return pub
 
     def _build(self) -> Publication:
-        return build_publication(self.runtime, self.config, self._digests)
+        return build_publication(self.runtime, self.config, self._digests, usage=self._usage())
+
+    def _usage(self) -> dict[str, int]:
+        """Times each skill was selected (the catalogue drops the least-used first)."""
+        try:
+            from skillrt.telemetry.stats import skill_stats
+
+            return {name: st.selections for name, st in skill_stats(self.runtime.store).items()}
+        except (ImportError, SkillrtError):
+            return {}
 
     def check_for_changes(self) -> Changes | None:
         """Re-fingerprint the roots; on a change reload and say what changed.
