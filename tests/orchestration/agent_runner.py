@@ -80,6 +80,7 @@ def main() -> int:
         "## Learnings",
         f"- The {phase} phase of {head['skill']} always reads its context first.",
         "- Shared lesson that every phase repeats.",
+        f"- Lesson only task {task} learned in {phase}.",
         "",
     ]
     lines.append("Status: BLOCKED waiting for an answer" if args.blocked_in == phase else "")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from skillrt.errors import RunnerError, UsageError
+from skillrt.errors import RunnerError, SkillrtError, UsageError
 from skillrt.execution.base import RunnerResult
 from skillrt.orchestration.errors import (
     IllegalTransition,
@@ -174,7 +174,58 @@ def test_context_patterns_and_learnings_reach_the_prompt(
     assert memory_line and memory_line[1] == str(
         Path(status.memory_dir) / f"{task}-builder-memory.md"
     )
-    assert "role: builder" in runner.prompts["build"]
+    # Through the dispatcher: delegated header, role guide, the composite skill's body.
+    role = runtime.config.dispatch.default_role  # "builder" has no role guide
+    build = runner.prompts["build"]
+    assert f"| role: {role} |" in build and f"  role: {role}" in build
+    assert f'<role-guide role="{role}">' in build
+    assert "<skill>" in build and "[Skill: mini-flow" in build
+    assert "current_skill: mini-flow" in build
+
+
+def test_phase_roles_pick_the_role_guide(runtime: SkillRuntime, skills_dir: Path) -> None:
+    write_composite(
+        skills_dir,
+        "role-flow",
+        phases=[
+            {"id": "look", "agent": "scout", "role": "explorer", "instructions": "Look."},
+            {"id": "fix", "agent": "fixer", "instructions": "Fix."},  # agent named as a role
+        ],
+    )
+    runtime.refresh()
+    runner = InstantRunner()
+    done = runtime.workflow_start("role-flow", QUERY, runner=runner)
+    assert done.complete
+    assert '<role-guide role="explorer">' in runner.prompts["look"]
+    assert '<role-guide role="fixer">' in runner.prompts["fix"]
+    # Every phase run is recorded by the dispatcher, tagged with the run id.
+    rows = (
+        runtime.store.connection()
+        .execute(
+            "SELECT role, status, execution_mode FROM executions WHERE run_id = ? ORDER BY rowid",
+            (done.run_id,),
+        )
+        .fetchall()
+    )
+    assert [tuple(r) for r in rows] == [
+        ("explorer", "success", "delegated"),
+        ("fixer", "success", "delegated"),
+    ]
+
+
+def test_an_unknown_role_is_refused_before_the_run_starts(
+    runtime: SkillRuntime, skills_dir: Path
+) -> None:
+    write_composite(
+        skills_dir,
+        "bad-role",
+        phases=[{"id": "a", "agent": "a", "role": "wizard", "instructions": "x"}],
+    )
+    runtime.refresh()
+    with pytest.raises(SkillrtError) as exc:
+        runtime.workflow_start("bad-role", QUERY, runner=InstantRunner())
+    assert exc.value.code == "E_UNKNOWN_ROLE"
+    assert runtime.workflow_list() == []
 
 
 def test_learnings_are_merged_when_the_run_completes(runtime: SkillRuntime, tmp_path: Path) -> None:

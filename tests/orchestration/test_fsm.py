@@ -118,3 +118,13 @@ def test_step_outputs_follow_the_data_contract() -> None:
         check_step_output(3, {})
     with pytest.raises(IllegalTransition):
         step(7)
+
+
+def test_the_docs_table_every_state() -> None:
+    from .conftest import REPO
+
+    doc = (REPO / "docs" / "orchestration.md").read_text(encoding="utf-8")
+    for state in [*RunState, *PhaseState]:
+        assert f"| `{state.value}` |" in doc, state
+    for s in STEPS:
+        assert f"| {s.number} | {s.name} |" in doc, s.name

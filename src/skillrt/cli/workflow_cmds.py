@@ -230,7 +230,7 @@ def _step_text(event: WorkflowEvent) -> str:
     if event.step == 2:
         return (
             f"domain={o.get('domain')} confidence={o.get('confidence')} "
-            f"score={o.get('score')} ({o.get('method')})"
+            f"score={o.get('score')} ({str(o.get('method')).split('@')[0]})"
         )
     if event.step == 3:
         cfg = o.get("skill_config", {})

@@ -6,6 +6,7 @@ and resumed run leaves byte-identical files to an uninterrupted one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,14 +24,14 @@ __all__ = [
     "render_workflow_context",
 ]
 
+_BACKTICKS = re.compile(r"`+")
+
 MAX_SUMMARY_LINE = 300
 
 
 def _fence(text: str) -> str:
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    """A backtick fence longer than any run of backticks inside ``text``."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
 
 
@@ -145,7 +146,7 @@ def render_summary_document(
         lines += [
             f"## {o.phase_id} (agent {o.agent})",
             "",
-            f"Memory file: {o.memory_file} (sha256 {o.sha256[:12]})",
+            f"Memory file: {o.memory_file}",
             "",
             # Demote the file's headings two levels so they nest under this phase.
             *(("##" + ln) if ln.startswith("#") else ln for ln in body),

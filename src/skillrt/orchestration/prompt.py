@@ -1,15 +1,16 @@
-"""Assemble a phase agent's prompt (seed 002 step 5 + the agent protocol's step 0).
+"""Assemble a phase agent's task (seed 002 step 5 + the agent protocol's step 0).
 
-A phase prompt carries, in order: the runtime header (delegated mode, role = the
-phase's role), the phase identity, the domain learnings (step 0: learning injection),
-the phase instructions with ``{task_id}`` substituted, the memory files its
-``context`` patterns matched, and the output contract naming the exact memory file
-path the agent must write. The ``Memory file:`` line is machine-readable so a runner
-script can find the path.
+The task carries, in order: the phase identity line, the domain learnings (step 0:
+learning injection), the phase instructions with ``{task_id}`` substituted, the memory
+files its ``context`` patterns matched, and the output contract naming the exact
+memory file path the agent must write. The ``Memory file:`` line is machine-readable so
+a runner script can find the path. The dispatcher (``agents.py``) wraps the task with
+the runtime header, the role guide and the composite skill.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -18,6 +19,8 @@ from skillrt.orchestration.memory import COMPLETION_LINE, ContextFile
 from skillrt.orchestration.spec import PhaseSpec
 
 __all__ = ["PhasePrompt", "build_phase_prompt", "runtime_header"]
+
+_BACKTICKS = re.compile(r"`+")
 
 MEMORY_FILE_LABEL = "Memory file:"
 
@@ -37,15 +40,13 @@ class PhasePrompt:
     learnings: LearningsText
     context: tuple[ContextFile, ...]
     memory_file: str
-    header: str
+    #: The role the agent runs as (the dispatcher's choice, see agents.py).
+    role: str
 
 
 def _fence(text: str) -> str:
     """A backtick fence longer than any run of backticks inside ``text``."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
     return "`" * max(3, longest + 1)
 
 
@@ -74,16 +75,12 @@ def runtime_header(skill: str, role: str, run_id: str, phase_id: str) -> str:
 
 
 def build_phase_prompt(p: PhasePrompt) -> str:
-    """The text handed to the runner (or printed for an outside agent)."""
+    """The phase task (the dispatcher adds the header, role guide and skill)."""
     phase = p.phase
     out: list[str] = []
-    out.append("```yaml")
-    out.append(p.header.rstrip("\n"))
-    out.append("```")
-    out.append("")
     out.append(
         f"[Workflow: {p.skill} | phase {p.index + 1}/{p.total}: {phase.id} | "
-        f"agent: {phase.agent} | role: {phase.dispatch_role} | task_id: {p.task_id}]"
+        f"agent: {phase.agent} | role: {p.role} | task_id: {p.task_id}]"
     )
     out.append("")
     out.append(f"You are the `{phase.agent}` agent of the composite skill `{p.skill}`.")

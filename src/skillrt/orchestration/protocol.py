@@ -25,6 +25,7 @@ from typing import Any, Literal, TypeVar
 
 from skillrt.errors import RunnerError, SkillrtError, StoreError, UsageError
 from skillrt.execution.base import Runner
+from skillrt.orchestration.agents import DirectAgents, PhaseAgents, PhaseCall, PreparedPhase
 from skillrt.orchestration.documents import (
     PhaseOutcome,
     render_summary,
@@ -60,7 +61,7 @@ from skillrt.orchestration.memory import (
     context_file_name,
     summary_file_name,
 )
-from skillrt.orchestration.prompt import PhasePrompt, build_phase_prompt, runtime_header
+from skillrt.orchestration.prompt import PhasePrompt, build_phase_prompt
 from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec, load_workflow_spec
 from skillrt.orchestration.state import PhaseRecord, RunRecord, WorkflowStore, current_owner
 
@@ -126,6 +127,8 @@ class WorkflowEngine:
         observer: Hears every event, after its transition committed.
         checkpoint: Called at named points (``step:N``, ``phase:ID``,
             ``phase:ID:running``, ``phase:ID:written``, ``complete``); the CLI's test hook.
+        agents: How phase agents are prepared and run (the dispatcher, by default in the
+            runtime; :class:`DirectAgents` here).
     """
 
     def __init__(
@@ -137,8 +140,10 @@ class WorkflowEngine:
         runner_factory: RunnerFactory | None = None,
         observer: Observer | None = None,
         checkpoint: Checkpoint | None = None,
+        agents: PhaseAgents | None = None,
     ) -> None:
         self.store = store
+        self.agents = agents or DirectAgents()
         self.settings = settings
         self._classifier_factory = classifier
         self._classifier: DomainClassifier | None = None
@@ -170,7 +175,8 @@ class WorkflowEngine:
                 "a workflow in runner mode needs a runner (--runner-cmd) or --manual",
                 skill=skill,
             )
-        load_workflow_spec(skill_dir)  # fail fast, before a run exists
+        # Fail fast, before a run exists: a bad config or an unknown role.
+        self.agents.validate(load_workflow_spec(skill_dir).phases)
         run_id = new_run_id()
         owner = current_owner()
         options: dict[str, Any] = {}
@@ -509,7 +515,8 @@ class WorkflowEngine:
         prec: PhaseRecord,
         folder: MemoryFolder,
     ) -> None:
-        prompt = self._prompt(rec, spec, phase, prec.index, folder)
+        prepared = self._prepare(rec, spec, phase, prec.index, folder, None)
+        prompt = prepared.prompt
         if prec.state is PhaseState.RUNNING:
             seq = rec.seq  # already issued and saved: repeat the directive
         else:
@@ -529,7 +536,7 @@ class WorkflowEngine:
             memory_file=str(path),
             prompt=prompt,
             directive=(
-                f"Execute agent '{phase.agent}' (role {phase.dispatch_role}) with the prompt "
+                f"Execute agent '{phase.agent}' (role {prepared.role}) with the prompt "
                 f"below. It must write {path} ending with the line 'Status: COMPLETED'. Then "
                 f"run: skillrt workflow advance {rec.run_id} {phase.id}"
             ),
@@ -547,7 +554,8 @@ class WorkflowEngine:
     ) -> None:
         run_id = rec.run_id
         self._point(f"phase:{phase.id}", run_id)
-        prompt = self._prompt(rec, spec, phase, prec.index, folder)
+        prepared = self._prepare(rec, spec, phase, prec.index, folder, runner)
+        prompt = prepared.prompt
         seq = self.store.phase_transition(
             run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt)
         )
@@ -563,15 +571,14 @@ class WorkflowEngine:
             memory_file=str(path),
             prompt=prompt,
             directive=(
-                f"Agent '{phase.agent}' (role {phase.dispatch_role}) runs phase "
+                f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
                 f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; it must write {path}"
             ),
             extra={"index": prec.index, "total": len(spec.phases), "attempt": prec.attempts + 1},
         )
         self._point(f"phase:{phase.id}:running", run_id)
-        timeout = phase.timeout_s or self.settings.default_timeout_s
         try:
-            result = runner.run(prompt, timeout_s=timeout)
+            result = self.agents.run(prepared)
         except RunnerError as exc:
             err = PhaseRunFailed(
                 f"phase {phase.id}: the agent's runner failed: {exc.message}",
@@ -661,14 +668,15 @@ class WorkflowEngine:
             extra={"sha256": sha256, "bytes": size, **detail},
         )
 
-    def _prompt(
+    def _prepare(
         self,
         rec: RunRecord,
         spec: WorkflowSpec,
         phase: PhaseSpec,
         index: int,
         folder: MemoryFolder,
-    ) -> str:
+        runner: Runner | None,
+    ) -> PreparedPhase:
         assert rec.task_id is not None and rec.domain is not None
         task_id = rec.task_id
         # A phase sees its context patterns' matches among the files that exist before
@@ -679,7 +687,7 @@ class WorkflowEngine:
         learnings = read_learnings(
             Path(rec.learnings_dir), rec.domain, max_chars=self.settings.max_learnings_chars
         )
-        return build_phase_prompt(
+        task = build_phase_prompt(
             PhasePrompt(
                 skill=spec.name,
                 run_id=rec.run_id,
@@ -692,9 +700,17 @@ class WorkflowEngine:
                 learnings=learnings,
                 context=tuple(context),
                 memory_file=str(folder.root / phase.memory_file_name(task_id)),
-                header=runtime_header(spec.name, phase.dispatch_role, rec.run_id, phase.id),
+                role=self.agents.role_for(phase),
             )
         )
+        call = PhaseCall(
+            run_id=rec.run_id,
+            skill=rec.skill,
+            phase=phase,
+            task=task,
+            timeout_s=phase.timeout_s or self.settings.default_timeout_s,
+        )
+        return self.agents.prepare(call, runner)
 
     # -- helpers -----------------------------------------------------------------------
     def _get_classifier(self) -> DomainClassifier:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import OrchestrationConfig, RuntimeConfig
+from skillrt.orchestration.agents import DispatchedAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.events import Checkpoint, Observer
@@ -140,6 +141,9 @@ class Workflows:
             runner_factory=runner_factory or self.build_runner,
             observer=observer,
             checkpoint=checkpoint,
+            agents=DispatchedAgents(
+                self._registry(), self.config, store=self.store.store, environ=self.environ
+            ),
         )
 
     def resolve_skill(self, skill: str) -> tuple[str, Path]:

@@ -172,7 +172,8 @@ def load_workflow_spec(path: Path | str) -> WorkflowSpec:
         )
     try:
         raw = path.read_bytes()
-        data = yaml.safe_load(raw.decode("utf-8-sig"))
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
+        data = yaml.load(raw.decode("utf-8-sig"), Loader=loader)
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkflowConfigError(f"cannot read {path}: {exc}", path=str(path)) from exc
     except yaml.YAMLError as exc:

@@ -1,0 +1,225 @@
+"""How a phase agent is started: through the dispatcher (seed 000), or directly.
+
+Both split a phase agent's start in two, because seed 002 invariant 7 sits between the
+halves: :meth:`PhaseAgents.prepare` assembles the exact prompt (the engine then commits
+``pending -> running`` and prints the directive), and :meth:`PhaseAgents.run` runs it.
+
+* :class:`DispatchedAgents` (what the runtime uses): each phase is a *delegated*
+  dispatch of the composite skill with the phase's role — runtime header, role guide,
+  the composite skill's SKILL.md, and the phase task — run under the dispatcher's
+  path machine (one retry of a retryable runner failure) and recorded as an
+  ``executions`` row tagged with the run id. ``requires_now`` edges of the composite
+  skill are not followed: its phases are the plan.
+* :class:`DirectAgents`: runtime header + task, straight to the runner (for engines
+  built without a registry).
+
+The role: the phase's ``role`` when set (it must be a known role guide), else the
+agent's name when a role guide of that name exists, else ``dispatch.default_role``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.errors import RunnerError, SkillNotFound
+from skillrt.execution.base import Runner, RunnerResult
+from skillrt.orchestration.prompt import runtime_header
+from skillrt.orchestration.spec import PhaseSpec
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from skillrt.config import RuntimeConfig
+    from skillrt.dispatch.dispatcher import Dispatcher
+    from skillrt.dispatch.edges import EdgeIndex
+    from skillrt.dispatch.roles import RoleGuides
+    from skillrt.skills.registry import SkillRegistry
+    from skillrt.store.sqlite import Store
+
+__all__ = ["DirectAgents", "DispatchedAgents", "PhaseAgents", "PhaseCall", "PreparedPhase"]
+
+
+@dataclass(frozen=True)
+class PhaseCall:
+    """Who runs a phase: the run, the composite skill, the phase and its task text."""
+
+    run_id: str
+    skill: str
+    phase: PhaseSpec
+    task: str
+    timeout_s: float | None
+
+
+@dataclass(frozen=True)
+class PreparedPhase:
+    """The assembled prompt of one phase agent and what is needed to run it."""
+
+    call: PhaseCall
+    prompt: str
+    role: str
+    handle: Any = None
+
+
+class PhaseAgents(ABC):
+    """Prepares and runs phase agents."""
+
+    def role_for(self, phase: PhaseSpec) -> str:
+        """The role the phase's agent runs as."""
+        return phase.dispatch_role
+
+    def validate(self, phases: tuple[PhaseSpec, ...]) -> None:  # noqa: B027 - optional hook
+        """Raise before a run starts if a phase could never be dispatched."""
+
+    @abstractmethod
+    def prepare(self, call: PhaseCall, runner: Runner | None) -> PreparedPhase:
+        """Assemble the prompt for ``runner`` (None: only to show it, manual mode)."""
+
+    @abstractmethod
+    def run(self, prepared: PreparedPhase) -> RunnerResult:
+        """Run a prepared agent; raise :class:`RunnerError` on failure."""
+
+
+class DirectAgents(PhaseAgents):
+    """Runtime header + phase task, run by the runner as is."""
+
+    def prepare(self, call: PhaseCall, runner: Runner | None) -> PreparedPhase:
+        role = self.role_for(call.phase)
+        header = runtime_header(call.skill, role, call.run_id, call.phase.id)
+        prompt = f"<runtime-header>\n```yaml\n{header}```\n</runtime-header>\n\n{call.task}"
+        return PreparedPhase(call=call, prompt=prompt, role=role, handle=runner)
+
+    def run(self, prepared: PreparedPhase) -> RunnerResult:
+        runner: Runner | None = prepared.handle
+        if runner is None:
+            raise RunnerError("this phase was prepared without a runner", retryable=False)
+        return runner.run(prepared.prompt, timeout_s=prepared.call.timeout_s)
+
+
+class DispatchedAgents(PhaseAgents):
+    """Each phase agent is a delegated dispatch of the composite skill."""
+
+    def __init__(
+        self,
+        registry: SkillRegistry,
+        config: RuntimeConfig,
+        *,
+        store: Store | None = None,
+        environ: Mapping[str, str] | None = None,
+    ) -> None:
+        self.registry = registry
+        self.config = config
+        self.store = store
+        self.environ = environ
+        self._edges: EdgeIndex | None = None
+        self._roles: RoleGuides | None = None
+        self._dispatchers: dict[tuple[int, float | None, str], Dispatcher] = {}
+
+    def _shared(self) -> tuple[EdgeIndex, RoleGuides]:
+        from skillrt.dispatch.edges import EdgeIndex
+        from skillrt.dispatch.roles import RoleGuides
+
+        if self._edges is None or self._roles is None:
+            self._edges = EdgeIndex(
+                self.registry.skills(), max_bytes=self.config.discovery.max_skill_file_bytes
+            )
+            self._roles = RoleGuides(self.config.dispatch.roles_dir)
+        return self._edges, self._roles
+
+    def _dispatcher(self, runner: Runner, timeout_s: float | None, run_id: str) -> Dispatcher:
+        from skillrt.dispatch.dispatcher import Dispatcher
+
+        key = (id(runner), timeout_s, run_id)
+        found = self._dispatchers.get(key)
+        if found is None:
+            edges, roles = self._shared()
+            config = self.config
+            if timeout_s is not None:
+                execution = dataclasses.replace(config.execution, timeout_s=timeout_s)
+                config = dataclasses.replace(config, execution=execution)
+            found = Dispatcher(
+                self.registry,
+                config,
+                runner,
+                store=self.store,
+                edges=edges,
+                roles=roles,
+                environ=self.environ,
+                run_id=run_id,
+                keep_prompts=False,
+            )
+            self._dispatchers[key] = found
+        return found
+
+    def role_for(self, phase: PhaseSpec) -> str:
+        """The phase's role, else its agent's name if that is a role, else the default."""
+        if phase.role:
+            return phase.role
+        _, roles = self._shared()
+        if phase.agent in roles.names():
+            return phase.agent
+        return self.config.dispatch.default_role
+
+    def validate(self, phases: tuple[PhaseSpec, ...]) -> None:
+        """Every explicit ``role`` must have a role guide (:class:`UnknownRole`)."""
+        _, roles = self._shared()
+        for phase in phases:
+            if phase.role:
+                roles.get(phase.role)
+
+    def _target(self, skill: str) -> str | None:
+        try:
+            return self.registry.get(skill).qualified_name
+        except SkillNotFound:
+            return None  # started from a folder outside the registry: role guide + task
+
+    def prepare(self, call: PhaseCall, runner: Runner | None) -> PreparedPhase:
+        from skillrt.dispatch.dispatcher import DispatchRequest
+        from skillrt.execution.runners import DryRunRunner
+
+        role = self.role_for(call.phase)
+        request = DispatchRequest(
+            skill=self._target(call.skill),
+            prompt=call.task,
+            role=role,
+            execution_mode="delegated",
+            depth=0,
+            request_id=f"{call.run_id}-{call.phase.id}",
+            follow_edges=False,
+        )
+        # Manual mode only shows the prompt: a dry-run runner stands in.
+        dispatcher = self._dispatcher(runner or DryRunRunner(), call.timeout_s, call.run_id)
+        session = dispatcher.new_session(request.request_id)
+        ready = dispatcher.prepare(request, session)
+        handle = (dispatcher, request, session, ready) if runner is not None else None
+        return PreparedPhase(call=call, prompt=ready.prompt, role=role, handle=handle)
+
+    def run(self, prepared: PreparedPhase) -> RunnerResult:
+        from skillrt.execution.fallback import PathState
+
+        if prepared.handle is None:
+            raise RunnerError("this phase was prepared without a runner", retryable=False)
+        dispatcher, request, session, ready = prepared.handle
+        result, machine = dispatcher.execute(ready, request, session)
+        if result.ok:
+            return RunnerResult(
+                output=result.output,
+                exit_code=result.exit_code or 0,
+                latency_ms=result.latency_ms,
+                tokens_in=result.tokens_in,
+                tokens_out=result.tokens_out,
+                truncated=result.truncated,
+                meta={"execution_id": result.execution_id, "attempts": result.attempts},
+            )
+        machine.advance(PathState.FALLBACK, "no fallback for a workflow phase")
+        machine.advance(PathState.EXIT, "failed")
+        error = dict(result.error or {})
+        raise RunnerError(
+            str(error.get("message") or "the phase agent failed"),
+            retryable=bool(error.get("retryable")),
+            attempts=result.attempts,
+            execution_id=result.execution_id,
+            cause=error,
+        )
