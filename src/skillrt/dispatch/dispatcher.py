@@ -21,6 +21,7 @@ dispatches whatever the graph (cycles included).
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -232,7 +233,11 @@ class Dispatcher:
             registry.skills(), max_bytes=config.discovery.max_skill_file_bytes
         )
         self.roles = roles or RoleGuides(config.dispatch.roles_dir)
-        self.environ: Mapping[str, str] = environ if environ is not None else {}
+        # The environment prerequisites are checked against (and the runner's allowlist
+        # is taken from); without one, only the default PATH (like the runner's).
+        self.environ: Mapping[str, str] = (
+            environ if environ is not None else {"PATH": os.defpath}
+        )
         self.run_id = run_id
         self.spill_dir = spill_dir
         self.stats_hook = stats_hook

@@ -21,7 +21,7 @@ EXECUTION_MODES: tuple[ExecutionMode, ...] = ("root", "delegated")
 
 # Plain scalars safe in YAML 1.1 (PyYAML): start with a letter/digit/underscore, no ": "
 # or " #", and not a word YAML would turn into a bool/null/number.
-_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.:/@+-]*$")
+_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_.:/@+-]*$")
 _YAML_WORDS = frozenset(
     ["y", "n", "yes", "no", "on", "off", "true", "false", "null", "~", "nan", "inf"]
 )

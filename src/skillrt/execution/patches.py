@@ -284,13 +284,13 @@ def _allowed(rel: str) -> bool:
 
 def resolve_target(skill_dir: Path, rel: str) -> tuple[str, Path]:
     """The checked relative path and its real target inside ``skill_dir``."""
-    from skillrt.errors import PathTraversalBlocked
+    from skillrt.errors import LoadError
     from skillrt.loading import check_relative_path, safe_join
 
     try:
         segments = check_relative_path(rel)
         target = safe_join(skill_dir, rel)
-    except PathTraversalBlocked as exc:
+    except LoadError as exc:  # traversal, symlink escape, a file used as a folder
         raise PatchRejected(
             f"patch path {rel!r} is refused: {exc.message}",
             reason="path_unsafe",

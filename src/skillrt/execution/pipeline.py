@@ -196,7 +196,7 @@ class RunPipeline:
             step.skipped.append(SkippedPath(first, "banned for this round (failed twice)"))
         else:
             done = self._try(step, planned, source, session, fallback_used=False)
-            if done:
+            if done or step.fatal_runner:
                 return step.finish(started)
         # fallback 0: repair the failed skill in place (001 §11-13)
         if planned and step.last_failed is not None and self._repair(step, source, session):
