@@ -9,7 +9,7 @@ from pathlib import Path
 from skillrt.config import DiscoveryConfig
 from skillrt.skills.discovery import Root, WalkReport, walk_root
 from skillrt.skills.model import BrokenSkill, Diagnostic, Skill
-from skillrt.skills.reader import find_skill_md, read_skill
+from skillrt.skills.reader import SKILL_FILENAMES, find_skill_md, read_skill
 
 
 @dataclass(frozen=True)
@@ -65,28 +65,45 @@ def validate_dir(skill_dir: Path, config: DiscoveryConfig | None = None) -> Vali
 def validate_paths(
     paths: Sequence[Path], config: DiscoveryConfig | None = None
 ) -> list[ValidationResult]:
-    """Validate each path: a skill folder directly, any other folder as a root."""
+    """Validate each path: a skill folder (or its SKILL.md) directly, any other folder
+    as a root. Under a root, a skill hidden by an earlier one of the same qualified name
+    gets a ``SHADOWED`` warning (S5: never silent)."""
     config = config or DiscoveryConfig()
     results: list[ValidationResult] = []
     for path in paths:
+        if path.is_file() and path.name in SKILL_FILENAMES:
+            path = path.parent
         if not path.is_dir() or find_skill_md(path) is not None:
             results.append(validate_dir(path, config))
             continue
         report = WalkReport(diagnostics=[])
         found_any = False
+        first_seen: dict[str, Path] = {}
         for found in walk_root(Root(path, None, "flag"), config, report):
             found_any = True
-            results.append(
-                _result(
-                    read_skill(
-                        found.path,
-                        skill_file=found.skill_file,
-                        namespace=found.namespace,
-                        max_file_bytes=config.max_skill_file_bytes,
-                        max_frontmatter_bytes=config.max_frontmatter_bytes,
-                    )
-                )
+            item = read_skill(
+                found.path,
+                skill_file=found.skill_file,
+                namespace=found.namespace,
+                max_file_bytes=config.max_skill_file_bytes,
+                max_frontmatter_bytes=config.max_frontmatter_bytes,
+                stat_result=found.stat,
             )
+            result = _result(item)
+            if isinstance(item, Skill):
+                winner = first_seen.setdefault(item.qualified_name, item.path)
+                if winner != item.path:
+                    shadowed = Diagnostic(
+                        "SHADOWED",
+                        "warning",
+                        f"{item.qualified_name} is also defined at {winner}, which takes "
+                        "precedence; this one is not used",
+                        str(item.path),
+                    )
+                    result = ValidationResult(
+                        result.path, result.name, (*result.diagnostics, shadowed)
+                    )
+            results.append(result)
         problems = list(report.diagnostics)
         if not found_any:
             problems.append(

@@ -197,7 +197,7 @@ def _quote_plain_values(source: str) -> str:
         m = _TOP_LEVEL.match(line)
         if m:
             key, sep, value = m.groups()
-            if not (value[0] in "\"'[{#" or _BLOCK_INDICATOR.match(value)):
+            if not (value[0] in "\"'[{#!&*" or _BLOCK_INDICATOR.match(value)):
                 escaped = value.replace("\\", "\\\\").replace('"', '\\"')
                 line = f'{key}{sep}"{escaped}"'
         out.append(line)

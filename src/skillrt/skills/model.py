@@ -111,6 +111,11 @@ class BrokenSkill:
     def name(self) -> str:
         return self.path.name
 
+    @property
+    def valid(self) -> bool:
+        """Always False: a broken skill could not be loaded."""
+        return False
+
 
 @dataclass(frozen=True)
 class ShadowedSkill:
