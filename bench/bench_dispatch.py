@@ -46,24 +46,28 @@ def percentiles(samples: list[float]) -> tuple[float, float, float]:
     return statistics.median(s), q(0.95), q(0.99)
 
 
-def measure(fn: Callable[[], object], n: int, warmup: int = 50) -> tuple[list[float], list[float]]:
-    """Wall-clock and this thread's CPU time per call, in ms.
+def measure(
+    fns: dict[str, Callable[[], object]], n: int, warmup: int = 50
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Wall-clock and this thread's CPU time per call (ms), calls interleaved round-robin.
 
-    CPU time leaves out time the OS gave to other processes (the dev machine is shared),
-    so it is the overhead itself; wall-clock is what a caller waits on a quiet machine.
+    Interleaving spreads the noise of a shared machine evenly over the scenarios; CPU
+    time leaves out time the OS gave to other processes, so it is the overhead itself,
+    and wall-clock is what a caller waits on a quiet machine.
     """
-    for _ in range(warmup):
-        fn()
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
     gc.collect()
-    wall: list[float] = []
-    cpu: list[float] = []
+    out: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in fns}
     for _ in range(n):
-        c0 = time.thread_time_ns()
-        t0 = time.perf_counter_ns()
-        fn()
-        wall.append((time.perf_counter_ns() - t0) / 1e6)
-        cpu.append((time.thread_time_ns() - c0) / 1e6)
-    return wall, cpu
+        for name, fn in fns.items():
+            c0 = time.thread_time_ns()
+            t0 = time.perf_counter_ns()
+            fn()
+            out[name][0].append((time.perf_counter_ns() - t0) / 1e6)
+            out[name][1].append((time.thread_time_ns() - c0) / 1e6)
+    return out
 
 
 def row(label: str, samples: tuple[list[float], list[float]], per: int = 1) -> tuple[float, float]:
@@ -112,11 +116,6 @@ def main() -> int:
     def baseline() -> None:
         injection_block(skill, load_skill_body(skill, config.limits))
 
-    root_wall, root_cpu = row("prepare root (header+guards+prompt)", measure(prepare_root, args.n))
-    del_wall, del_cpu = row("prepare delegated", measure(prepare_delegated, args.n))
-    base_wall, base_cpu = row("baseline: load body + injection", measure(baseline, args.n))
-    print(f"{'ratio prepare root / baseline (cpu p95)':<36} {root_cpu / base_cpu:5.2f}x")
-
     def tree(d: Dispatcher) -> Callable[[], None]:
         def run() -> None:
             result = d.dispatch(root_req)
@@ -124,11 +123,25 @@ def main() -> int:
 
         return run
 
-    row("dispatch tree, no store (per node)", measure(tree(dispatcher), args.n // 3), per=3)
     stored = Dispatcher(
         registry, config, runner, store=Store(":memory:"), stats_hook=False, run_id="bench"
     )
-    row("dispatch tree, store (per node)", measure(tree(stored), args.n // 3), per=3)
+    got = measure(
+        {
+            "root": prepare_root,
+            "delegated": prepare_delegated,
+            "baseline": baseline,
+            "tree": tree(dispatcher),
+            "tree_store": tree(stored),
+        },
+        args.n,
+    )
+    root_wall, root_cpu = row("prepare root (header+guards+prompt)", got["root"])
+    del_wall, del_cpu = row("prepare delegated", got["delegated"])
+    base_wall, base_cpu = row("baseline: load body + injection", got["baseline"])
+    print(f"{'ratio prepare root / baseline (cpu p95)':<36} {root_cpu / base_cpu:5.2f}x")
+    row("dispatch tree, no store (per node)", got["tree"], per=3)
+    row("dispatch tree, store (per node)", got["tree_store"], per=3)
     target = 2.0
     worst_wall, worst_cpu = max(root_wall, del_wall), max(root_cpu, del_cpu)
     verdict = "PASS" if worst_wall <= target else ("PASS (cpu)" if worst_cpu <= target else "FAIL")
