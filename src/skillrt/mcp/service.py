@@ -133,6 +133,7 @@ class SkillService:
         self._frontmatter = FrontmatterCache()
         self._publication: Publication | None = None
         self._fingerprint: str | None = None
+        self._tools: tuple[Publication, list[ToolSpec]] | None = None
         self._handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
             "route_skills": self._route_skills,
             "activate_skill": self._activate_skill,
@@ -219,7 +220,13 @@ class SkillService:
 
     # -- tools ----------------------------------------------------------------------------
     def tools(self) -> list[ToolSpec]:
-        return tool_specs(self.publication.activatable)
+        """The tool specs of the current snapshot (built once per snapshot)."""
+        pub = self.publication
+        cached = self._tools
+        if cached is None or cached[0] is not pub:
+            cached = (pub, tool_specs(pub.activatable))
+            self._tools = cached
+        return cached[1]
 
     @property
     def instructions(self) -> str:
