@@ -329,3 +329,15 @@ def test_examples_checklist_sections() -> None:
     assert r.report.errors[0]["code"] == "SectionNotFound"
     r = load_resource(templates, "references/templates.md", "## Standup")
     assert "## Blockers" in r.text and "## One-on-one" not in r.text
+
+
+def test_outline_lists_shallow_headings_first_in_document_order() -> None:
+    from skillrt.loading.sections import outline
+
+    text = "".join(f"## Topic {i}\n\n### Detail {i}\n\nx\n\n" for i in range(50))
+    listed, left = outline(scan_headings(text), 200)
+    assert listed.startswith("## Topic 0; ## Topic 1; ")
+    assert "###" not in listed
+    assert left == 100 - listed.count(";") - 1
+    small, _ = outline(scan_headings("## A\n### a1\n## B\n"), 1000)
+    assert small == "## A; ### a1; ## B"  # room for all: document order

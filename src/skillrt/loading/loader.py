@@ -388,7 +388,9 @@ def _note(
     rest = [h for h in headings if h.start >= cut]
     if not rest:
         return f"{head}; the rest is not shown.{tail}"
-    example = f'Read one with section_hint (e.g. "{rest[0].render()}").'
+    top = min(h.level for h in rest)
+    first = next(h for h in rest if h.level == top)
+    example = f'Read one with section_hint (e.g. "{first.render()}").'
     fixed = len(head) + len(". Not shown: (+99999 more). ") + len(example) + len(tail)
     listed, left = outline(rest, max(0, reserve - fixed))
     more = f" (+{left} more)" if left else ""

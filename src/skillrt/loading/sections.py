@@ -265,9 +265,9 @@ def outline(headings: Sequence[Heading], budget: int) -> tuple[str, int]:
     """Headings rendered as ``## A; ## B; …`` within ``budget`` chars; (text, left out)."""
     if not headings:
         return "", 0
-    top = min(h.level for h in headings)
-    # Shallow headings first: they name the sections worth asking for.
-    ordered = sorted(headings, key=lambda h: (h.level > top + 1, h.start))
+    # Shallowest levels first: they name the sections worth asking for; deeper ones
+    # only fill what budget is left. Shown in document order.
+    ordered = sorted(headings, key=lambda h: (h.level, h.start))
     parts: list[str] = []
     used = 0
     for h in ordered:
