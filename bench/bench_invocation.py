@@ -144,26 +144,34 @@ def build_message(mentions: list[str], size: int = 20_000, seed: int = 1) -> str
     return text
 
 
+def _p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(round(0.95 * len(ordered))) - 1)]
+
+
 def timed(
     fn: Callable[[], object], runs: int, warmup: int = 30, rounds: int = 1
-) -> tuple[float, float, float]:
-    """(p50, p95, max) in ms; with ``rounds`` > 1, the round with the lowest p95.
+) -> tuple[float, float, float, float]:
+    """(p50, p95, max, cpu p95) in ms; with ``rounds`` > 1, the round with the lowest p95.
 
     Noise from other processes only ever adds time, so the quietest round (as
-    ``timeit`` takes the minimum) is the best estimate of the code's own cost.
+    ``timeit`` takes the minimum) is the best estimate of the code's own cost. The CPU
+    p95 (this thread's CPU time) is printed too: it does not count time the scheduler
+    gave to other processes, so it stays meaningful on a busy machine.
     """
     for _ in range(warmup):
         fn()
-    best: tuple[float, float, float] | None = None
+    best: tuple[float, float, float, float] | None = None
     for _ in range(rounds):
-        samples = []
+        wall: list[float] = []
+        cpu: list[float] = []
         for _ in range(runs):
+            c0 = time.thread_time()
             t0 = time.perf_counter()
             fn()
-            samples.append((time.perf_counter() - t0) * 1000)
-        samples.sort()
-        p95 = samples[min(len(samples) - 1, int(round(0.95 * len(samples))) - 1)]
-        stats = (statistics.median(samples), p95, samples[-1])
+            wall.append((time.perf_counter() - t0) * 1000)
+            cpu.append((time.thread_time() - c0) * 1000)
+        stats = (statistics.median(wall), _p95(wall), max(wall), _p95(cpu))
         if best is None or stats[1] < best[1]:
             best = stats
     assert best is not None
@@ -221,21 +229,22 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"{'scenario':<12} {'bytes':>7} {'mentions':>8} {'activated':>9} "
-        f"{'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"
+        f"{'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'cpu p95':>8}"
     )
-    results: dict[str, tuple[float, float, float]] = {}
+    results: dict[str, tuple[float, float, float, float]] = {}
     for name, text in scenarios.items():
         res = resolver.resolve(text)
         stats = timed(lambda text=text: resolver.resolve(text), args.runs, rounds=args.rounds)
         results[name] = stats
         print(
             f"{name:<12} {len(text.encode()):>7,} {len(res.mentions):>8} "
-            f"{len(res.activated):>9} {stats[0]:>8.3f} {stats[1]:>8.3f} {stats[2]:>8.3f}"
+            f"{len(res.activated):>9} {stats[0]:>8.3f} {stats[1]:>8.3f} {stats[2]:>8.3f} "
+            f"{stats[3]:>8.3f}"
         )
     scan = timed(lambda: scan_mentions(scenarios["typical"]), args.runs, rounds=args.rounds)
     print(
         f"{'scan only':<12} {'':>7} {'':>8} {'':>9} {scan[0]:>8.3f} {scan[1]:>8.3f} "
-        f"{scan[2]:>8.3f}   (typical message)"
+        f"{scan[2]:>8.3f} {scan[3]:>8.3f}   (typical message)"
     )
 
     base = timed(
@@ -256,9 +265,14 @@ def main(argv: list[str] | None = None) -> int:
             f"  {partial:<18} {len(items):>3} items  p50 {stats[0]:.3f} ms  p95 {stats[1]:.3f} ms"
         )
 
-    p95 = results["typical"][1]
+    p95, cpu95 = results["typical"][1], results["typical"][3]
     verdict = "PASS" if p95 <= TARGET_P95_MS else "FAIL"
-    print(f"target: typical p95 <= {TARGET_P95_MS} ms -> {p95:.3f} ms {verdict}")
+    print(
+        f"target: typical p95 <= {TARGET_P95_MS} ms -> {p95:.3f} ms wall "
+        f"({cpu95:.3f} ms CPU) {verdict}"
+    )
+    if p95 > TARGET_P95_MS and cpu95 <= TARGET_P95_MS:
+        print("  (wall p95 above target while CPU p95 is within it: the machine is busy)")
     return 0 if p95 <= TARGET_P95_MS else 1
 
 
