@@ -263,3 +263,53 @@ def test_cli_end_to_end_in_a_subprocess(tmp_path: Path) -> None:
     data = json.loads(done.stdout)
     assert data["output"].startswith("<runtime-header>\n```yaml\nexecution_mode: delegated")
     assert shlex.split("head -c 200")  # the command line reached the shell as given
+
+
+def test_repair_cli_after_a_real_repair(
+    make_skill, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """run (repair enabled) patches a skill; repair list shows it; repair revert undoes it."""
+    make_skill("fixme-x", body="# Fix me\n", files={"scripts/run.py": "print('v1')\n"})
+    script = tmp_path / "skills" / "fixme-x" / "scripts" / "run.py"
+    (tmp_path / "skillrt.yaml").write_text(
+        "roots: [skills]\nexecution:\n  repair_enabled: true\n", encoding="utf-8"
+    )
+    fix = {
+        "error_signature": "wrong version",
+        "root_cause": "run.py prints v1",
+        "expected_effect": "prints FIXED",
+        "files": [{"path": "scripts/run.py", "content": "print('FIXED')\n"}],
+    }
+    report = (
+        '```skillrt-failure-report\n{"task_progress": 0.9, "root_cause_count": 1, '
+        '"change_scope_within_skill": true, "estimated_fix_attempts": 1}\n```\n'
+    )
+    model = scripted(
+        tmp_path,
+        [
+            {"match": "<repair-request>", "stdout": "```json\n" + json.dumps(fix) + "\n```"},
+            {
+                "match": "current_skill: fixme-x",
+                "when_file": str(script),
+                "file_has": "FIXED",
+                "stdout": "all good",
+            },
+            {"match": "current_skill: fixme-x", "exit": 1, "stdout": report},
+        ],
+    )
+    monkeypatch.chdir(tmp_path)
+
+    def cli(*args: str) -> tuple[int, dict]:
+        code = main([*args, "--json"])
+        return code, json.loads(capsys.readouterr().out)
+
+    code, data = cli("run", "$fixme-x go", "--runner-cmd", model.cmd)
+    assert code == 0 and data["output"] == "all good"
+    assert script.read_text() == "print('FIXED')\n"
+    code, data = cli("repair", "list")
+    (attempt,) = data["attempts"]
+    assert attempt["outcome"] == "success" and attempt["patch_status"] == "applied"
+    assert attempt["patched_files"] == ["scripts/run.py"]
+    code, data = cli("repair", "revert", attempt["attempt_id"])
+    assert code == 0 and data["status"] == "reverted"
+    assert script.read_text() == "print('v1')\n"

@@ -272,7 +272,29 @@ class DispatchService:
         if self.config.execution.repair_enabled:
             repairer = Repairer(dispatcher, self.runtime.store, self.repairs_dir)
         pipeline = RunPipeline(dispatcher, repairer=repairer, role=role)
-        return pipeline.run(source, run_id=dispatcher.run_id)
+        result = pipeline.run(source, run_id=dispatcher.run_id)
+        if result.route_id is not None and dispatcher.runner.name != "dry-run":
+            self._record_route_outcome(result)
+        return result
+
+    def _record_route_outcome(self, result: RunResult) -> None:
+        """Fill the route event's execution_result / tokens / fallback_used (T1)."""
+        from skillrt.telemetry.events import record_route_outcome
+
+        tokens_in = tokens_out = 0
+        for step in result.steps:
+            for dispatch in step.dispatches:
+                for node in dispatch.walk():
+                    tokens_in += node.tokens_in or 0
+                    tokens_out += node.tokens_out or 0
+        record_route_outcome(
+            self.runtime.store,
+            str(result.route_id),
+            execution_result="success" if result.ok else "exit",
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            fallback_used=any(s.fallback_used for s in result.steps),
+        )
 
     @property
     def repairs_dir(self) -> Path:
