@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from skillrt.errors import RunnerError, SkillrtError, UsageError
 from skillrt.execution.base import RunnerResult
@@ -524,3 +527,63 @@ def test_two_workflows_at_once_do_not_interfere(tmp_path: Path, skills_dir: Path
         assert len(log) == 1 + 5 + 1 + 2 * 3 + 1  # created, steps, begin, phases, step 6
     rt.close()
     assert os.path.exists(config.state_db)
+
+
+MANUAL_OPS = st.lists(
+    st.one_of(
+        st.tuples(
+            st.just("write"),
+            st.sampled_from(["plan", "build", "check"]),
+            st.sampled_from(["good", "bad", "blocked"]),
+        ),
+        st.tuples(st.just("advance"), st.sampled_from(["plan", "build", "check", "nope"])),
+        st.tuples(st.just("resume"), st.none()),
+    ),
+    max_size=25,
+)
+AGENTS = {"plan": "planner", "build": "builder", "check": "checker"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(MANUAL_OPS)
+def test_manual_mode_under_any_sequence_of_actions(ops: list[tuple[Any, ...]]) -> None:
+    """Whatever an outside agent writes and whatever is advanced, verification gates order."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        skills = base / "skills"
+        write_composite(skills)
+        rt = SkillRuntime(make_config(base), roots=[skills], persist=False)
+        status = rt.workflow_start("mini-flow", QUERY, manual=True, domain="technical")
+        run_id, memory = status.run_id, Path(status.memory_dir)
+        verified_files: dict[str, str] = {}
+        for op in ops:
+            before = rt.workflow_status(run_id)
+            try:
+                if op[0] == "write":
+                    _, phase, kind = op
+                    text = {
+                        "good": memory_text(phase),
+                        "bad": "half\n",
+                        "blocked": "x\nStatus: BLOCKED\n?\n",
+                    }[kind]
+                    (memory / f"{status.task_id}-{AGENTS[phase]}-memory.md").write_text(
+                        text, encoding="utf-8"
+                    )
+                elif op[0] == "advance":
+                    rt.workflow_advance(run_id, op[1])
+                else:
+                    rt.workflow_resume(run_id)
+            except (MemoryVerificationFailed, IllegalTransition):
+                after = rt.workflow_status(run_id)
+                assert after.transitions == before.transitions  # refused: nothing moved
+            now = rt.workflow_status(run_id)
+            states = [p.state for p in now.phases]
+            done = [s == "verified" for s in states]
+            assert done == sorted(done, reverse=True)  # verified phases form a prefix
+            assert states.count("running") <= 1
+            for p in now.phases:
+                if p.state == "verified":
+                    verified_files.setdefault(p.phase_id, p.memory_sha256 or "")
+                    assert p.memory_sha256 == verified_files[p.phase_id]  # verified once
+            assert now.complete == all(done) == (now.state == "completed")
+        rt.close()

@@ -54,7 +54,7 @@ def test_the_happy_path_is_a_chain_through_the_table() -> None:
 @pytest.mark.parametrize(("a", "b"), list(itertools.product(RunState, RunState)))
 def test_run_transitions_not_in_the_table_raise(a: RunState, b: RunState) -> None:
     if b in RUN_TRANSITIONS[a]:
-        check_run(a, b)
+        check_run(a, b, blocked_from=b if a is RunState.BLOCKED else None)
         return
     with pytest.raises(IllegalTransition) as exc:
         check_run(a, b, run_id="wf-x")
@@ -79,6 +79,8 @@ def test_blocked_resumes_only_where_it_stopped() -> None:
         check_run(RunState.BLOCKED, RunState.MEMORY_CREATED, blocked_from=RunState.SKILL_READ)
     with pytest.raises(IllegalTransition):
         check_run(RunState.BLOCKED, RunState.COMPLETED, blocked_from=RunState.AGENTS_TRIGGERED)
+    with pytest.raises(IllegalTransition):  # nowhere to return to
+        check_run(RunState.BLOCKED, RunState.SKILL_READ)
 
 
 @pytest.mark.parametrize(("a", "b"), list(itertools.product(PhaseState, PhaseState)))

@@ -7,8 +7,11 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
 from skillrt.orchestration.fsm import PhaseState, RunState
@@ -178,3 +181,69 @@ def test_list_runs_newest_first(ws: WorkflowStore) -> None:
     ws.complete_step("wf-a", 1, {"task_id": TASK}, task_id=TASK)
     assert [r.run_id for r in ws.list_runs()] == ["wf-a", "wf-b"]
     assert [r.run_id for r in ws.list_runs(limit=1)] == ["wf-a"]
+
+
+OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("step"), st.integers(1, 6)),
+        st.tuples(st.just("begin"), st.none()),
+        st.tuples(
+            st.just("phase"),
+            st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(list(PhaseState))),
+        ),
+        st.tuples(st.just("block"), st.none()),
+        st.tuples(st.just("unblock"), st.none()),
+    ),
+    max_size=40,
+)
+OUTPUTS = {
+    1: {"task_id": TASK},
+    2: {"domain": "technical", "confidence": "CERTAIN"},
+    3: {"skill_config": {}},
+    4: {"memory_file": "/m/x"},
+    5: {"phases_completed": []},
+    6: {"summary": "s"},
+}
+
+
+@settings(max_examples=150, deadline=None)
+@given(OPS)
+def test_no_sequence_of_moves_breaks_the_order(ops: list[tuple[str, Any]]) -> None:
+    """Whatever is attempted, stored state only ever moves along the tables."""
+    ws = WorkflowStore(Store(":memory:"))
+    run = new_run(ws)
+    for kind, arg in ops:
+        before = ws.load(run)
+        try:
+            if kind == "step":
+                phases = [("a", "aa", "a.md"), ("b", "bb", "b.md")] if arg == 3 else []
+                ws.complete_step(run, arg, OUTPUTS[arg], task_id=TASK if arg == 1 else None,
+                                 phases=phases)  # fmt: skip
+            elif kind == "begin":
+                ws.begin_agents(run)
+            elif kind == "phase":
+                ws.phase_transition(run, arg[0], arg[1])
+            elif kind == "block":
+                ws.block(run, {"code": "E_X", "message": "x"})
+            else:
+                ws.unblock(run)
+        except IllegalTransition:
+            after = ws.load(run)
+            assert (after.state, after.seq, after.steps, after.phases) == (
+                before.state,
+                before.seq,
+                before.steps,
+                before.phases,
+            )
+        rec = ws.load(run)
+        # Step outputs are always a prefix 1..k of the six steps.
+        assert sorted(rec.steps) == list(range(1, len(rec.steps) + 1))
+        # Phases: verified ones form a prefix, and nothing after a non-verified one started.
+        states = [p.state for p in rec.phases]
+        first_open = next((i for i, s in enumerate(states) if s is not PhaseState.VERIFIED), None)
+        if first_open is not None:
+            assert all(s is PhaseState.PENDING for s in states[first_open + 1 :])
+        if 5 in rec.steps:
+            assert states and all(s is PhaseState.VERIFIED for s in states)
+        log = ws.transitions(run)
+        assert [t["seq"] for t in log] == list(range(1, rec.seq + 1))

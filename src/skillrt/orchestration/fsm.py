@@ -126,7 +126,7 @@ _BY_NUMBER = {s.number: s for s in STEPS}
 _NON_TERMINAL = tuple(s for s in RunState if s not in (RunState.COMPLETED, RunState.BLOCKED))
 
 #: from-state -> the states a run may move to. ``blocked`` may only return to the state
-#: it was blocked from (checked by :func:`check_run` with ``blocked_from``).
+#: it was blocked from (:func:`check_run` needs ``blocked_from`` for that move).
 RUN_TRANSITIONS: Mapping[RunState, frozenset[RunState]] = {
     RunState.CREATED: frozenset({RunState.TASK_ID_GENERATED, RunState.BLOCKED}),
     RunState.TASK_ID_GENERATED: frozenset({RunState.DOMAIN_CLASSIFIED, RunState.BLOCKED}),
@@ -179,7 +179,7 @@ def check_run(
             to_state=tgt,
             allowed=sorted(allowed),
         )
-    if cur is RunState.BLOCKED and blocked_from is not None and tgt != RunState(blocked_from):
+    if cur is RunState.BLOCKED and (blocked_from is None or tgt != RunState(blocked_from)):
         raise IllegalTransition(
             f"run {run_id or '?'} is blocked at '{blocked_from}'; it can only resume there",
             run_id=run_id,
