@@ -22,27 +22,33 @@ dispatches whatever the graph (cycles included).
 from __future__ import annotations
 
 import os
-import threading
 import time
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import RuntimeConfig
-from skillrt.dispatch.edges import EDGE_TYPES, EdgeIndex, SkillEdge
-from skillrt.dispatch.guards import check_hop, first_blocking_guard
+from skillrt.dispatch.edges import EDGE_TYPES, EdgeIndex
+from skillrt.dispatch.guards import check_hop
 from skillrt.dispatch.header import (
     EXECUTION_MODES,
-    ExecutionMode,
     Identity,
     Policy,
     RuntimeHeader,
     Trace,
     new_request_id,
 )
+from skillrt.dispatch.model import (
+    BlockedEdge,
+    DispatchRequest,
+    DispatchResult,
+    DispatchSession,
+    Prepared,
+    build_result,
+)
 from skillrt.dispatch.prompt import PromptParts, assemble
 from skillrt.dispatch.roles import RoleGuides
+from skillrt.dispatch.subskills import follow_edges
 from skillrt.errors import (
     ConfigError,
     EdgeNotExecutable,
@@ -58,7 +64,6 @@ from skillrt.execution.fallback import (
     PathMachine,
     PathState,
     RoundLedger,
-    Transition,
     run_path,
     skill_path,
 )
@@ -72,139 +77,14 @@ if TYPE_CHECKING:
     from skillrt.dispatch.run_skill import RunSkillResult
 
 
-@dataclass(frozen=True)
-class DispatchRequest:
-    """One dispatch, with the flags of seed 000 §8.
-
-    ``depth`` is the *caller's* depth: a delegated request runs its skill at
-    ``depth + 1`` (the seed's example, ``--depth 1 --parent-skill executing-plans``,
-    gives the header ``depth: 2``). A root request is the outermost one: depth 0, no
-    parent, nothing visited.
-    """
-
-    skill: str | None
-    prompt: str
-    role: str | None = None
-    execution_mode: ExecutionMode = "root"
-    depth: int = 0
-    parent_skill: str | None = None
-    edge_type: str = "requires_now"
-    visited_skills: tuple[str, ...] = ()
-    request_id: str | None = None
-    #: Extra context for the prompt (a ``<context>`` section).
-    context: str | None = None
-    #: Follow ``requires_now`` edges; None = ``dispatch.follow_edges``.
-    follow_edges: bool | None = None
-    #: The run_skill delegation chain this request belongs to (001 §19).
-    call_chain: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class BlockedEdge:
-    """A ``requires_now`` edge that was not followed, and why."""
-
-    source: str | None
-    target: str
-    edge_type: str
-    #: ``guard`` (error has the 000 §6 code), ``alternative_taken``,
-    #: ``already_dispatched``, ``disabled``, ``model_invocation_disabled``, ``error``
-    #: (the sub-skill could not be prepared, e.g. its body is refused by the loader).
-    reason: str
-    error: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True)
-class DispatchResult:
-    """The result tree of one dispatch (children are sub-skill dispatches)."""
-
-    request_id: str
-    execution_id: str | None
-    skill: str | None
-    role: str
-    execution_mode: str
-    depth: int
-    edge_type: str | None
-    path: str
-    #: ``success`` or ``failed``.
-    status: str
-    output: str
-    header: RuntimeHeader
-    runner: str
-    attempts: int
-    prompt_chars: int
-    latency_ms: float
-    #: The assembled prompt; kept for dry runs (and when asked for).
-    prompt: str | None = None
-    exit_code: int | None = None
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    truncated: bool = False
-    error: dict[str, Any] | None = None
-    transitions: tuple[Transition, ...] = ()
-    loads: tuple[dict[str, Any], ...] = ()
-    children: tuple[DispatchResult, ...] = ()
-    blocked: tuple[BlockedEdge, ...] = ()
-    #: ``requires_later`` targets: what the skill says comes next (not run).
-    later: tuple[str, ...] = ()
-    delegations: tuple[RunSkillResult, ...] = ()
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "success"
-
-    def walk(self) -> Iterator[DispatchResult]:
-        """This result and every descendant, depth first."""
-        yield self
-        for child in self.children:
-            yield from child.walk()
-        for d in self.delegations:
-            if d.dispatch is not None:
-                yield from d.dispatch.walk()
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """Everything before the runner call: the benchmarked part of a dispatch."""
-
-    header: RuntimeHeader
-    prompt: str
-    skill: Skill | None
-    role: str
-    path: str
-    edge_type: str | None
-    loads: tuple[dict[str, Any], ...]
-
-
-@dataclass
-class DispatchSession:
-    """What one outermost request shares: its id, what ran, budgets, the recorder."""
-
-    request_id: str
-    ledger: RoundLedger
-    recorder: ExecutionRecorder
-    visited: list[str] = field(default_factory=list)
-    dispatched: set[tuple[str | None, int]] = field(default_factory=set)
-    dispatch_count: int = 0
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def visit(self, skill: str) -> None:
-        with self.lock:
-            if skill not in self.visited:
-                self.visited.append(skill)
-
-    def visited_set(self) -> frozenset[str]:
-        with self.lock:
-            return frozenset(self.visited)
-
-    def claim(self, skill: str | None, depth: int) -> bool:
-        """Reserve the (skill, depth) pair; False when it was dispatched already."""
-        with self.lock:
-            key = (skill, depth)
-            if key in self.dispatched:
-                return False
-            self.dispatched.add(key)
-            self.dispatch_count += 1
-            return True
+__all__ = [
+    "BlockedEdge",
+    "DispatchRequest",
+    "DispatchResult",
+    "DispatchSession",
+    "Dispatcher",
+    "Prepared",
+]
 
 
 class Dispatcher:
@@ -235,9 +115,7 @@ class Dispatcher:
         self.roles = roles or RoleGuides(config.dispatch.roles_dir)
         # The environment prerequisites are checked against (and the runner's allowlist
         # is taken from); without one, only the default PATH (like the runner's).
-        self.environ: Mapping[str, str] = (
-            environ if environ is not None else {"PATH": os.defpath}
-        )
+        self.environ: Mapping[str, str] = environ if environ is not None else {"PATH": os.defpath}
         self.run_id = run_id
         self.spill_dir = spill_dir
         self.stats_hook = stats_hook
@@ -282,7 +160,8 @@ class Dispatcher:
                     ) from exc
         return self._root[0]
 
-    def _root_name(self) -> str | None:
+    def root_name(self) -> str | None:
+        """The root skill's qualified name, or None."""
         root = self.root_skill
         return root.qualified_name if root is not None else None
 
@@ -323,7 +202,7 @@ class Dispatcher:
         guide = self.roles.get(role)  # validates the role in either mode
         skill = self._target(request.skill) if request.skill else None
         target = skill.qualified_name if skill is not None else None
-        root_name = self._root_name()
+        root_name = self.root_name()
         loads: list[dict[str, Any]] = []
         if request.execution_mode == "root":
             if (
@@ -636,7 +515,8 @@ class Dispatcher:
                 else request.follow_edges
             )
             if follow:
-                children, blocked = self._follow(
+                children, blocked = follow_edges(
+                    self,
                     [e for e in edges if e.type == "requires_now"],
                     prepared,
                     request,
@@ -663,131 +543,15 @@ class Dispatcher:
         )
 
     def _result(
-        self,
-        prepared: Prepared,
-        session: DispatchSession,
-        *,
-        execution_id: str | None,
-        attempts: int,
-        started: float,
-        res: RunnerResult | None = None,
-        error: SkillrtError | None = None,
-        transitions: tuple[Transition, ...] = (),
-        children: tuple[DispatchResult, ...] = (),
-        blocked: tuple[BlockedEdge, ...] = (),
-        later: tuple[str, ...] = (),
-        delegations: tuple[RunSkillResult, ...] = (),
+        self, prepared: Prepared, session: DispatchSession, **fields: Any
     ) -> DispatchResult:
-        header = prepared.header
-        return DispatchResult(
-            request_id=session.request_id,
-            execution_id=execution_id,
-            skill=prepared.skill.qualified_name if prepared.skill else None,
-            role=prepared.role,
-            execution_mode=header.execution_mode,
-            depth=header.trace.depth,
-            edge_type=prepared.edge_type,
-            path=prepared.path,
-            status="success" if res is not None else "failed",
-            output=res.output if res is not None else "",
-            header=header,
+        return build_result(
+            prepared,
+            session,
             runner=self.runner.name,
-            attempts=attempts,
-            prompt_chars=len(prepared.prompt),
-            latency_ms=_ms(started),
-            prompt=prepared.prompt if self.keep_prompts else None,
-            exit_code=res.exit_code if res is not None else _opt_int(error, "exit_code"),
-            tokens_in=res.tokens_in if res is not None else None,
-            tokens_out=res.tokens_out if res is not None else None,
-            truncated=res.truncated if res is not None else False,
-            error=error.to_dict() if error is not None else None,
-            transitions=transitions,
-            loads=prepared.loads,
-            children=children,
-            blocked=blocked,
-            later=later,
-            delegations=delegations,
+            keep_prompt=self.keep_prompts,
+            **fields,
         )
-
-    def _follow(
-        self,
-        edges: list[SkillEdge],
-        prepared: Prepared,
-        request: DispatchRequest,
-        session: DispatchSession,
-        parent_output: str,
-        parent_execution_id: str | None,
-    ) -> tuple[list[DispatchResult], list[BlockedEdge]]:
-        children: list[DispatchResult] = []
-        blocked: list[BlockedEdge] = []
-        satisfied: set[frozenset[str]] = set()
-        source = prepared.skill.qualified_name if prepared.skill else None
-        header = prepared.header
-        root_name = self._root_name()
-        context = None
-        if self.runner.name != "dry-run" and parent_output.strip():
-            limit = self.config.dispatch.max_child_context_chars
-            context = (
-                parent_output
-                if len(parent_output) <= limit
-                else (parent_output[:limit] + f"\n[... {len(parent_output) - limit} more chars]")
-            )
-        for edge in edges:
-            group = frozenset((edge.target, *edge.alternatives)) if edge.alternatives else None
-            if group is not None and group in satisfied:
-                blocked.append(BlockedEdge(source, edge.target, edge.type, "alternative_taken"))
-                continue
-            err = first_blocking_guard(
-                header, edge.target, edge.type, root_skill=root_name, visited=session.visited_set()
-            )
-            if err is not None:
-                blocked.append(BlockedEdge(source, edge.target, edge.type, "guard", err.to_dict()))
-                continue
-            target = self.registry.get(edge.target)
-            if not self.registry.is_enabled(target):
-                blocked.append(BlockedEdge(source, edge.target, edge.type, "disabled"))
-                continue
-            if target.disable_model_invocation:
-                blocked.append(
-                    BlockedEdge(source, edge.target, edge.type, "model_invocation_disabled")
-                )
-                continue
-            if not session.claim(edge.target, header.trace.depth + 1):
-                blocked.append(BlockedEdge(source, edge.target, edge.type, "already_dispatched"))
-                continue
-            child_request = DispatchRequest(
-                skill=edge.target,
-                prompt=request.prompt,
-                role=prepared.role,
-                execution_mode="delegated",
-                depth=header.trace.depth,
-                parent_skill=source,
-                edge_type=edge.type,
-                request_id=session.request_id,
-                follow_edges=request.follow_edges,
-                call_chain=request.call_chain,
-            )
-            try:
-                child_prepared = self.prepare(
-                    child_request, session, parent=header, parent_output=context
-                )
-            except SkillrtError as exc:  # e.g. its body is over the limits (reject policy)
-                blocked.append(BlockedEdge(source, edge.target, edge.type, "error", exc.to_dict()))
-                continue
-            child, machine = self.execute(
-                child_prepared,
-                child_request,
-                session,
-                parent_execution_id=parent_execution_id,
-            )
-            if machine.state != PathState.SUCCESS.value:
-                machine.advance(PathState.FALLBACK, "a required sub-skill has no fallback")
-                machine.advance(PathState.EXIT, "sub-skill failed")
-                child = _replace(child, transitions=tuple(machine.transitions))
-            children.append(child)
-            if group is not None and child.ok:
-                satisfied.add(group)
-        return children, blocked
 
     def _record(
         self,

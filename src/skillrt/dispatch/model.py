@@ -1,0 +1,207 @@
+"""The values a dispatch takes and returns: request, result tree, session state."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from skillrt.dispatch.header import ExecutionMode, RuntimeHeader
+from skillrt.errors import SkillrtError
+from skillrt.execution.base import RunnerResult
+from skillrt.execution.fallback import RoundLedger, Transition
+from skillrt.execution.records import ExecutionRecorder
+from skillrt.skills.model import Skill
+
+if TYPE_CHECKING:
+    from skillrt.dispatch.run_skill import RunSkillResult
+
+
+@dataclass(frozen=True)
+class DispatchRequest:
+    """One dispatch, with the flags of seed 000 §8.
+
+    ``depth`` is the *caller's* depth: a delegated request runs its skill at
+    ``depth + 1`` (the seed's example, ``--depth 1 --parent-skill executing-plans``,
+    gives the header ``depth: 2``). A root request is the outermost one: depth 0, no
+    parent, nothing visited.
+    """
+
+    skill: str | None
+    prompt: str
+    role: str | None = None
+    execution_mode: ExecutionMode = "root"
+    depth: int = 0
+    parent_skill: str | None = None
+    edge_type: str = "requires_now"
+    visited_skills: tuple[str, ...] = ()
+    request_id: str | None = None
+    #: Extra context for the prompt (a ``<context>`` section).
+    context: str | None = None
+    #: Follow ``requires_now`` edges; None = ``dispatch.follow_edges``.
+    follow_edges: bool | None = None
+    #: The run_skill delegation chain this request belongs to (001 §19).
+    call_chain: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BlockedEdge:
+    """A ``requires_now`` edge that was not followed, and why."""
+
+    source: str | None
+    target: str
+    edge_type: str
+    #: ``guard`` (error has the 000 §6 code), ``alternative_taken``,
+    #: ``already_dispatched``, ``disabled``, ``model_invocation_disabled``, ``error``
+    #: (the sub-skill could not be prepared, e.g. its body is refused by the loader).
+    reason: str
+    error: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class DispatchResult:
+    """The result tree of one dispatch (children are sub-skill dispatches)."""
+
+    request_id: str
+    execution_id: str | None
+    skill: str | None
+    role: str
+    execution_mode: str
+    depth: int
+    edge_type: str | None
+    path: str
+    #: ``success`` or ``failed``.
+    status: str
+    output: str
+    header: RuntimeHeader
+    runner: str
+    attempts: int
+    prompt_chars: int
+    latency_ms: float
+    #: The assembled prompt; kept for dry runs (and when asked for).
+    prompt: str | None = None
+    exit_code: int | None = None
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    truncated: bool = False
+    error: dict[str, Any] | None = None
+    transitions: tuple[Transition, ...] = ()
+    loads: tuple[dict[str, Any], ...] = ()
+    children: tuple[DispatchResult, ...] = ()
+    blocked: tuple[BlockedEdge, ...] = ()
+    #: ``requires_later`` targets: what the skill says comes next (not run).
+    later: tuple[str, ...] = ()
+    delegations: tuple[RunSkillResult, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "success"
+
+    def walk(self) -> Iterator[DispatchResult]:
+        """This result and every descendant, depth first."""
+        yield self
+        for child in self.children:
+            yield from child.walk()
+        for d in self.delegations:
+            if d.dispatch is not None:
+                yield from d.dispatch.walk()
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything before the runner call: the benchmarked part of a dispatch."""
+
+    header: RuntimeHeader
+    prompt: str
+    skill: Skill | None
+    role: str
+    path: str
+    edge_type: str | None
+    loads: tuple[dict[str, Any], ...]
+
+
+@dataclass
+class DispatchSession:
+    """What one outermost request shares: its id, what ran, budgets, the recorder."""
+
+    request_id: str
+    ledger: RoundLedger
+    recorder: ExecutionRecorder
+    visited: list[str] = field(default_factory=list)
+    dispatched: set[tuple[str | None, int]] = field(default_factory=set)
+    dispatch_count: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def visit(self, skill: str) -> None:
+        with self.lock:
+            if skill not in self.visited:
+                self.visited.append(skill)
+
+    def visited_set(self) -> frozenset[str]:
+        with self.lock:
+            return frozenset(self.visited)
+
+    def claim(self, skill: str | None, depth: int) -> bool:
+        """Reserve the (skill, depth) pair; False when it was dispatched already."""
+        with self.lock:
+            key = (skill, depth)
+            if key in self.dispatched:
+                return False
+            self.dispatched.add(key)
+            self.dispatch_count += 1
+            return True
+
+
+def build_result(
+    prepared: Prepared,
+    session: DispatchSession,
+    *,
+    runner: str,
+    keep_prompt: bool,
+    execution_id: str | None,
+    attempts: int,
+    started: float,
+    res: RunnerResult | None = None,
+    error: SkillrtError | None = None,
+    transitions: tuple[Transition, ...] = (),
+    children: tuple[DispatchResult, ...] = (),
+    blocked: tuple[BlockedEdge, ...] = (),
+    later: tuple[str, ...] = (),
+    delegations: tuple[RunSkillResult, ...] = (),
+) -> DispatchResult:
+    """The result node of a prepared dispatch: ``success`` with ``res``, else ``failed``."""
+    header = prepared.header
+    exit_code = res.exit_code if res is not None else None
+    if res is None and error is not None and isinstance(error.context.get("exit_code"), int):
+        exit_code = error.context["exit_code"]
+    return DispatchResult(
+        request_id=session.request_id,
+        execution_id=execution_id,
+        skill=prepared.skill.qualified_name if prepared.skill else None,
+        role=prepared.role,
+        execution_mode=header.execution_mode,
+        depth=header.trace.depth,
+        edge_type=prepared.edge_type,
+        path=prepared.path,
+        status="success" if res is not None else "failed",
+        output=res.output if res is not None else "",
+        header=header,
+        runner=runner,
+        attempts=attempts,
+        prompt_chars=len(prepared.prompt),
+        latency_ms=round((time.perf_counter() - started) * 1000, 3),
+        prompt=prepared.prompt if keep_prompt else None,
+        exit_code=exit_code,
+        tokens_in=res.tokens_in if res is not None else None,
+        tokens_out=res.tokens_out if res is not None else None,
+        truncated=res.truncated if res is not None else False,
+        error=error.to_dict() if error is not None else None,
+        transitions=transitions,
+        loads=prepared.loads,
+        children=children,
+        blocked=blocked,
+        later=later,
+        delegations=delegations,
+    )
