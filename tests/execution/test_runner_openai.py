@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -189,3 +190,28 @@ def test_bad_config() -> None:
     cfg = ExecutionConfig(runner="openai", base_url="http://127.0.0.1:9/v1", model="m")
     runner = build_runner(cfg, api_key="k")
     assert isinstance(runner, OpenAIRunner) and runner.api_key == "k"
+
+
+def test_connection_reset_mid_request_is_retryable() -> None:
+    """A server that accepts, reads and hangs up without answering."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = server.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        conn.recv(65536)
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()  # RST
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(RunnerError) as info:
+            OpenAIRunner(f"http://127.0.0.1:{port}/v1", "m", timeout_s=5).run("x")
+        assert info.value.retryable is True
+        assert info.value.context["scope"] == "transient"
+    finally:
+        thread.join(timeout=5)
+        server.close()
