@@ -413,9 +413,15 @@ def test_description_round_trips_through_safe_dump(
     d.mkdir()
     (d / "SKILL.md").write_text("---\n" + fm + "---\n# Body\n---\n", encoding="utf-8")
     item = read_skill(d)
-    expected = yaml.safe_load(fm)["description"].strip()
+    loaded = yaml.safe_load(fm)["description"]
+    # PyYAML itself folds a few Unicode line breaks (NEL, LS, PS) it wrote raw; skillrt
+    # must then agree with PyYAML, and otherwise give the original value back exactly.
+    assert loaded == value or any(c in value for c in "\x85\u2028\u2029")
+    expected = loaded.strip()
     if len(expected) > 1024:
         assert isinstance(item, Skill) and not item.valid
     else:
         assert isinstance(item, Skill), item.diagnostics
-    assert item.description == expected == value.strip()
+    assert item.description == expected
+    if loaded == value:
+        assert item.description == value.strip()

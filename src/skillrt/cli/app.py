@@ -15,7 +15,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from skillrt.config import RuntimeConfig
@@ -117,16 +117,33 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
     )
 
 
+class UsageExit(Exception):
+    """Raised by the parser instead of printing and exiting, so ``main`` can answer in
+    JSON when ``--json`` was asked for."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str) -> None:
+        super().__init__(message)
+        self.parser = parser
+        self.message = message
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse, but a usage error raises :class:`UsageExit` (subparsers inherit this)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageExit(self, message)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from skillrt import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="skillrt",
         description="A runtime for Agent Skills: find, route, load, dispatch, orchestrate.",
     )
     parser.add_argument("--version", action="version", version=f"skillrt {__version__}")
     add_global_options(parser, suppress=False)
-    common = argparse.ArgumentParser(add_help=False)
+    common = ArgumentParser(add_help=False)
     add_global_options(common, suppress=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -148,7 +165,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     from skillrt.errors import SkillrtError, UsageError
 
     parser = build_parser()
-    args = parser.parse_args(argv)
+    arg_list = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = parser.parse_args(arg_list)
+    except UsageExit as exc:
+        if "--json" in arg_list:
+            sys.stdout.write(
+                json.dumps(error_payload("E_USAGE", exc.message), ensure_ascii=False, indent=2)
+                + "\n"
+            )
+        else:
+            exc.parser.print_usage(sys.stderr)
+            sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
+        return 2
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
     ctx = CliContext(args)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:

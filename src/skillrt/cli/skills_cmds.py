@@ -146,6 +146,10 @@ def cmd_validate(ctx: CliContext) -> int:
 
 
 def cmd_catalog(ctx: CliContext) -> int:
+    if ctx.args.budget is not None and ctx.args.budget < 0:
+        from skillrt.errors import UsageError
+
+        raise UsageError("--budget must be 0 or more characters", budget=ctx.args.budget)
     cat = ctx.runtime.catalog(budget=ctx.args.budget)
     ctx.emit(
         {
