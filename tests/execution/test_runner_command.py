@@ -88,7 +88,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     # The shell starts a grandchild that would outlive a plain kill of the shell.
     cmd = f"sleep 30 & echo $! > {shlex.quote(str(pidfile))}; wait"
-    runner = CommandRunner(cmd, env=ENV, timeout_s=0.5, kill_grace_s=0.2)
+    runner = CommandRunner(cmd, env=ENV, timeout_s=2.0, kill_grace_s=0.2)
     with pytest.raises(RunnerTimeout) as info:
         runner.run("x")
     assert info.value.retryable is True
