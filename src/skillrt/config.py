@@ -222,9 +222,10 @@ class OrchestrationConfig:
     domain_temperature: float = 0.05
     domain_certain: float = 0.80
     domain_probable: float = 0.55
-    #: SQLite ``synchronous`` for workflow transitions: "full" fsyncs the WAL at every
-    #: commit (survives power loss); "normal" survives process crashes only.
-    synchronous: Literal["full", "normal"] = "full"
+    #: Which workflow transitions fsync the WAL at commit (all survive a killed process):
+    #: "results" those recording work done (run created, step output, phase verified),
+    #: "full" every one, "normal" none. See docs/orchestration.md, Durability.
+    synchronous: Literal["full", "results", "normal"] = "results"
     #: A memory file over this size fails verification (reason ``too_large``).
     max_memory_file_bytes: int = 1_000_000
     #: Per context file, the characters a phase prompt includes.

@@ -63,10 +63,37 @@ def test_schema_slot_5_tables_and_wal(tmp_path: Path, ws: WorkflowStore) -> None
     assert ws.store.schema_version() >= 5
 
 
-def test_transitions_run_with_synchronous_full(ws: WorkflowStore) -> None:
+@pytest.mark.parametrize(
+    ("level", "result_tx", "intent_tx"),
+    [("results", 2, 1), ("full", 2, 2), ("normal", 1, 1)],  # 2 = FULL (fsync), 1 = NORMAL
+)
+def test_synchronous_levels(tmp_path: Path, level: Any, result_tx: int, intent_tx: int) -> None:
+    ws = WorkflowStore(Store(tmp_path / "s.db"), synchronous=level)
+    with ws._tx(result=True) as conn:
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == result_tx
     with ws._tx() as conn:
-        assert conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL
-    assert ws.store.connection().execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        assert conn.execute("PRAGMA synchronous").fetchone()[0] == intent_tx
+    # The store's own level is restored for everything else on the connection.
+    assert ws.store.connection().execute("PRAGMA synchronous").fetchone()[0] == 1
+
+
+def test_default_fsyncs_results_only(ws: WorkflowStore) -> None:
+    seen: list[bool] = []
+    real = ws._tx
+
+    def spy(*, result: bool = False) -> Any:
+        seen.append(result)
+        return real(result=result)
+
+    ws._tx = spy  # type: ignore[method-assign]
+    run = new_run(ws)
+    to_agents(ws, run)
+    ws.phase_transition(run, "a", PhaseState.RUNNING)
+    ws.phase_transition(run, "a", PhaseState.VERIFIED)
+    ws.phase_transition(run, "b", PhaseState.RUNNING)
+    ws.phase_transition(run, "b", PhaseState.FAILED, error={"code": "E"})
+    # created, steps 1-4 | begin agents, a running | a verified | b running, b failed
+    assert seen == [True, True, True, True, True, False, False, True, False, False]
 
 
 def test_each_transition_is_one_numbered_row(ws: WorkflowStore) -> None:

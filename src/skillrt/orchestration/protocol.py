@@ -622,7 +622,7 @@ class WorkflowEngine:
             phase_id=phase.id,
             agent=phase.agent,
             error=err.to_dict(),
-            directive=f"phase {phase.id} failed: {err.message}",
+            directive=err.message,
         )
 
     def _mark_verified(

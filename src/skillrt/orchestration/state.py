@@ -6,10 +6,16 @@ or phase row and a numbered ``workflow_transitions`` row, and commits — or cha
 nothing. The stored state is the only truth: two processes cannot both make the same
 move, and a process that crashed leaves the last committed transition behind.
 
-Durability: these transactions run with ``PRAGMA synchronous = FULL``. In WAL mode
-that fsyncs the WAL at every commit, so a committed transition survives a process
-kill *and* an OS crash or power loss; the rest of the store keeps ``NORMAL`` (safe
-against process crashes only). The cost is one fsync per transition (~0.3 ms here).
+Durability (``orchestration.synchronous``): SQLite's WAL survives a killed process at
+any ``synchronous`` level — a commit is in the WAL before ``COMMIT`` returns. What the
+level decides is an OS crash or power loss. ``results`` (the default) runs the
+transactions that record work done — a run created, a step output, a verified phase
+— with ``PRAGMA synchronous = FULL`` (the WAL is fsynced at that commit, and with it
+every earlier transaction), and the rest (a phase started or failed, blocked,
+unblocked, ownership) with ``NORMAL``. Power loss can then only drop a suffix of
+*intent* transitions, which resume re-derives: a phase whose start was lost runs
+again (it was never verified), one whose file is complete is verified without a
+re-run. ``full`` fsyncs every transition; ``normal`` none.
 """
 
 from __future__ import annotations
@@ -43,7 +49,7 @@ __all__ = [
     "current_owner",
 ]
 
-Synchronous = Literal["full", "normal"]
+Synchronous = Literal["full", "results", "normal"]
 
 
 @dataclass(frozen=True)
@@ -154,15 +160,19 @@ def _dumps(value: Any) -> str:
 class WorkflowStore:
     """Reads and transitions workflow runs in a :class:`Store`."""
 
-    def __init__(self, store: Store, *, synchronous: Synchronous = "full") -> None:
+    def __init__(self, store: Store, *, synchronous: Synchronous = "results") -> None:
         self.store = store
         self.synchronous = synchronous
 
     # -- transactions ------------------------------------------------------------------
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self, *, result: bool = False) -> Iterator[sqlite3.Connection]:
+        """One transaction; fsynced per :attr:`synchronous` (``result``: it records work
+        done — a run created, a step output, a verified phase)."""
         conn = self.store.connection()
-        full = self.synchronous == "full" and self.store.path != ":memory:"
+        full = (
+            self.synchronous == "full" or (self.synchronous == "results" and result)
+        ) and self.store.path != ":memory:"
         if full:
             conn.execute("PRAGMA synchronous = FULL")
         try:
@@ -235,7 +245,7 @@ class WorkflowStore:
     ) -> None:
         """Insert a run in state ``created`` (claimed by ``owner`` when given)."""
         now = time.time()
-        with self._tx() as conn:
+        with self._tx(result=True) as conn:
             conn.execute(
                 "INSERT INTO workflow_runs(run_id, skill, skill_dir, query, state, mode, runner,"
                 " memory_dir, learnings_dir, options, owner, created_at, updated_at) "
@@ -366,7 +376,7 @@ class WorkflowStore:
         spec = step(number)
         check_step_output(number, output)
         now = time.time()
-        with self._tx() as conn:
+        with self._tx(result=True) as conn:
             row = self._row(conn, run_id)
             current = RunState(row["state"])
             if number == 5:
@@ -521,7 +531,7 @@ class WorkflowStore:
     ) -> int:
         """Move one phase; starting it requires every earlier phase verified."""
         now = time.time()
-        with self._tx() as conn:
+        with self._tx(result=target is PhaseState.VERIFIED) as conn:
             row = self._row(conn, run_id)
             if RunState(row["state"]) is not RunState.TRIGGERING_AGENTS:
                 check_run(row["state"], RunState.TRIGGERING_AGENTS, run_id=run_id)
