@@ -10,10 +10,12 @@ from __future__ import annotations
 import json
 import os
 import stat
+import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from skillrt.config import DiscoveryConfig, RootConfig, is_valid_namespace
 from skillrt.skills.model import Diagnostic
@@ -161,11 +163,17 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
         return
     skip = frozenset(config.skip_dirs)
     explicit_ns = _namespace_map(config)
-    base_prefix = real_base.rstrip(os.sep) + os.sep
+    sep = os.sep
+    base_prefix = real_base.rstrip(sep) + sep
+    upper, lower = SKILL_FILENAMES
+    max_dirs, max_depth = config.max_dirs_per_root, config.max_depth
+    lstat, scandir, realpath, isdir = os.lstat, os.scandir, os.path.realpath, os.path.isdir
+    base_path = Path(base)
+    make_paths = _path_maker(base_path)
     visited: set[str] = set()
-    # (logical path, real path, depth, inherited namespace)
+    # (logical path, real path, depth, inherited namespace); paths as strings for speed
     queue: deque[tuple[str, str, int, str | None]] = deque(
-        [(str(base), real_base, 0, root.namespace)]
+        [(str(base).rstrip(sep) or sep, real_base, 0, root.namespace)]
     )
     dirs = 0
     while queue:
@@ -174,12 +182,12 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
             continue  # reached again through a symlink: a loop or an alias
         visited.add(real)
         dirs += 1
-        if dirs > config.max_dirs_per_root:
+        if dirs > max_dirs:
             report.diagnostics.append(
                 Diagnostic(
                     "ROOT_DIR_LIMIT",
                     "warning",
-                    f"stopped after {config.max_dirs_per_root} directories under {base}; "
+                    f"stopped after {max_dirs} directories under {base}; "
                     "point a root closer to the skills or raise discovery.max_dirs_per_root",
                     str(base),
                 )
@@ -187,14 +195,23 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
             break
         if explicit_ns and real in explicit_ns:
             namespace = explicit_ns[real]
-        st = _lstat(os.path.join(real, SKILL_FILENAMES[0]))
+        real_slash = real if real.endswith(sep) else real + sep
+        logical_slash = logical if logical.endswith(sep) else logical + sep
+        try:
+            st: os.stat_result | None = lstat(real_slash + upper)
+        except OSError:
+            st = None
         if st is not None:
-            found = _skill_here(logical, real, SKILL_FILENAMES[0], st, base_prefix, report)
-            if found is not None:
-                yield FoundSkill(Path(logical), Path(found[0]), root, namespace, found[1])
+            if stat.S_ISLNK(st.st_mode):
+                linked = _linked_skill_file(logical_slash, real_slash, upper, base_prefix, report)
+                if linked is None:
+                    continue
+                st = linked or None
+            folder, skill_file = make_paths(base_path, logical, upper)
+            yield FoundSkill(folder, skill_file, root, namespace, st)
             continue  # a skill's own folders (references/, scripts/) are not searched
         try:
-            with os.scandir(real) as it:
+            with scandir(real) as it:
                 entries = list(it)
         except OSError as exc:
             report.diagnostics.append(
@@ -204,32 +221,41 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
             )
             continue
         names = {e.name for e in entries}
-        lower = SKILL_FILENAMES[1]
         if lower in names:
-            st = _lstat(os.path.join(real, lower))
+            try:
+                st = lstat(real_slash + lower)
+            except OSError:
+                st = None
             if st is not None:
-                found = _skill_here(logical, real, lower, st, base_prefix, report)
-                if found is not None:
-                    yield FoundSkill(Path(logical), Path(found[0]), root, namespace, found[1])
+                if stat.S_ISLNK(st.st_mode):
+                    linked = _linked_skill_file(
+                        logical_slash, real_slash, lower, base_prefix, report
+                    )
+                    if linked is None:
+                        continue
+                    st = linked or None
+                folder, skill_file = make_paths(base_path, logical, lower)
+                yield FoundSkill(folder, skill_file, root, namespace, st)
                 continue
         if PLUGIN_MANIFEST[0] in names and not (depth == 0 and root.namespace):
             manifest_ns = plugin_namespace(Path(real), report)
             if manifest_ns and not (explicit_ns and real in explicit_ns):
                 namespace = manifest_ns
-        if depth >= config.max_depth:
+        if depth >= max_depth:
             continue
-        entries.sort(key=lambda e: e.name)
+        entries.sort(key=_entry_name)
+        child_depth = depth + 1
         for entry in entries:
             name = entry.name
             if name in skip:
                 continue
             try:
                 if entry.is_symlink():
-                    target = os.path.realpath(entry.path)
-                    if not os.path.isdir(target):
+                    target = realpath(entry.path)
+                    if not isdir(target):
                         continue
                     if target != real_base and not target.startswith(base_prefix):
-                        child = os.path.join(logical, name)
+                        child = logical_slash + name
                         report.diagnostics.append(
                             Diagnostic(
                                 "SYMLINK_ESCAPE",
@@ -241,36 +267,60 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
                         continue
                     child_real = target
                 elif entry.is_dir(follow_symlinks=False):
-                    child_real = os.path.join(real, name)
+                    child_real = real_slash + name
                 else:
                     continue
             except OSError:
                 continue
-            queue.append((os.path.join(logical, name), child_real, depth + 1, namespace))
+            queue.append((logical_slash + name, child_real, child_depth, namespace))
     report.dirs_visited += dirs
 
 
-def _lstat(path: str) -> os.stat_result | None:
-    try:
-        return os.lstat(path)
-    except OSError:
-        return None
+PathMaker = Callable[[Path, str, str], tuple[Path, Path]]
 
 
-def _skill_here(
-    logical: str,
-    real: str,
-    filename: str,
-    st: os.stat_result,
-    base_prefix: str,
-    report: WalkReport,
-) -> tuple[str, os.stat_result | None] | None:
-    """The skill file's logical path and (followed) stat, or None when it is refused."""
-    skill_file = os.path.join(logical, filename)
-    if not stat.S_ISLNK(st.st_mode):
-        return skill_file, st
-    target = os.path.realpath(os.path.join(real, filename))
+def _path_maker(base_path: Path) -> PathMaker:
+    """Build (folder, skill file) Paths for a found skill, fast.
+
+    Python 3.11's ``Path()`` re-parses and interns every component, which is half the
+    cost of a warm walk; the folder is a known child of the root, so its parts are
+    joined directly. Python 3.12+ parses paths lazily, so plain joins are cheap there.
+    """
+    base_str = str(base_path)
+    make = getattr(type(base_path), "_from_parsed_parts", None)
+    base_parts = getattr(base_path, "_parts", None)
+    if sys.version_info >= (3, 12) or make is None or not isinstance(base_parts, list):
+
+        def plain(base: Path, logical: str, filename: str) -> tuple[Path, Path]:
+            folder = Path(logical)
+            return folder, folder / filename
+
+        return plain
+    drv, root_ = base_path.drive, base_path.root
+    sep = os.sep
+
+    def fast(base: Path, logical: str, filename: str) -> tuple[Path, Path]:
+        rel = logical[len(base_str) :].strip(sep)
+        parts = base_parts + rel.split(sep) if rel else list(base_parts)
+        folder = make(drv, root_, parts)
+        return folder, make(drv, root_, [*parts, filename])
+
+    return fast
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def _linked_skill_file(
+    logical_slash: str, real_slash: str, filename: str, base_prefix: str, report: WalkReport
+) -> os.stat_result | Literal[False] | None:
+    """A SKILL.md that is a symlink: its target's stat if the target stays inside the
+    root (``False`` when the link dangles: the reader reports it), else ``None`` after
+    reporting the escape."""
+    target = os.path.realpath(real_slash + filename)
     if not target.startswith(base_prefix):
+        skill_file = logical_slash + filename
         report.diagnostics.append(
             Diagnostic(
                 "SYMLINK_ESCAPE",
@@ -281,9 +331,9 @@ def _skill_here(
         )
         return None
     try:
-        return skill_file, os.stat(target)
+        return os.stat(target)
     except OSError:
-        return skill_file, None  # dangling: the reader reports it as unreadable
+        return False
 
 
 def _namespace_map(config: DiscoveryConfig) -> dict[str, str]:

@@ -29,8 +29,9 @@ _PLAIN_FIRST_BAD = frozenset("-?:,[]{}#&*!|>'\"%@`")
 _BLOCK_HEADER = re.compile(r"([|>])([-]?)$")
 
 _STR = "tag:yaml.org,2002:str"
-#: Nested mappings deeper than this go to PyYAML (and its depth check).
-MAX_DEPTH = 32
+#: Nested mappings deeper than this go to PyYAML (and its depth check); kept below
+#: frontmatter.MAX_NESTING so a fast result never needs that check.
+MAX_DEPTH = 24
 _resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] | None = None
 
 

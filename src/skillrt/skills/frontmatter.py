@@ -22,6 +22,8 @@ MAX_NODES = 50_000
 # A top-level "key: value" line whose value is a plain scalar we may safely quote.
 _TOP_LEVEL = re.compile(r"^([A-Za-z_][\w.-]*)(\s*:[ \t]+)(\S.*?)\s*$")
 _BLOCK_INDICATOR = re.compile(r"^[|>][+-]?\d?[+-]?$")
+# The closing fence: a line that is exactly --- (or ...), trailing whitespace allowed.
+_CLOSING = re.compile(r"^(?:---|\.\.\.)[^\S\n]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -56,18 +58,12 @@ def split_frontmatter(text: str) -> SplitDocument:
         raise InvalidFrontmatter(
             "SKILL.md frontmatter not properly closed with ---", reason="FRONTMATTER_UNCLOSED"
         )
-    pos = first_nl + 1
-    line_no = 1
-    while pos <= len(text):
-        nl = text.find("\n", pos)
-        line = text[pos:] if nl < 0 else text[pos:nl]
-        line_no += 1
-        if line.rstrip() in (FENCE, "..."):
-            body_start = len(text) if nl < 0 else nl + 1
-            return SplitDocument(text[first_nl + 1 : pos], text[body_start:], line_no + 1)
-        if nl < 0:
-            break
-        pos = nl + 1
+    m = _CLOSING.search(text, first_nl + 1)
+    if m is not None:
+        pos = m.start()
+        body_start = m.end() + 1 if m.end() < len(text) else len(text)
+        line_no = text.count("\n", 0, pos) + 1  # 1-based line of the closing fence
+        return SplitDocument(text[first_nl + 1 : pos], text[body_start:], line_no + 1)
     raise InvalidFrontmatter(
         "SKILL.md frontmatter not properly closed with ---", reason="FRONTMATTER_UNCLOSED"
     )
@@ -83,8 +79,9 @@ def load_yaml_mapping(source: str) -> tuple[dict[str, Any], bool]:
 
     fast = fastyaml.parse(source)
     if fast is not None:
-        _check_shape(fast)
-        return {str(k): v for k, v in fast.items()}, False
+        # No aliases, string keys, and nesting bounded by fastyaml.MAX_DEPTH: nothing
+        # for the alias and shape checks to find.
+        return fast, False
 
     import yaml
 

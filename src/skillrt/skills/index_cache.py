@@ -9,16 +9,18 @@ cache (a warning), never the listing.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from skillrt.errors import StoreError
 from skillrt.skills.model import BrokenSkill, Skill
 from skillrt.skills.reader import PARSER_VERSION
-from skillrt.skills.records import cache_dumps, cache_loads
+from skillrt.skills.records import cache_build, cache_dumps
 from skillrt.store.sqlite import Store
 
 log = logging.getLogger(__name__)
@@ -36,7 +38,10 @@ class IndexCache:
     """Reads all cached rows once, serves hits from memory, writes misses in one go."""
 
     store: Store | None
-    _rows: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    #: path -> (mtime_ns, size, index into _texts)
+    _rows: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    _texts: list[str] = field(default_factory=list)
+    _records: list[Any] | None = None
     _pending: list[tuple[FileKey, Skill | BrokenSkill]] = field(default_factory=list)
     _seen: set[str] = field(default_factory=set)
     hits: int = 0
@@ -52,7 +57,10 @@ class IndexCache:
                 "SELECT path, mtime_ns, size, record FROM index_cache WHERE parser_version = ?",
                 (PARSER_VERSION,),
             )
-            self._rows = {r[0]: (r[1], r[2], r[3]) for r in rows}
+            texts = self._texts
+            for path, mtime_ns, size, record in rows:
+                self._rows[path] = (mtime_ns, size, len(texts))
+                texts.append(record)
         except (sqlite3.Error, StoreError) as exc:
             self._problem(f"index cache unavailable, parsing every skill: {exc}")
             self._rows = {}
@@ -78,19 +86,34 @@ class IndexCache:
             self.misses += 1
             return None
         try:
-            item = cache_loads(
-                row[2],
+            item = cache_build(
+                self._record(row[2]),
                 path=path,
                 skill_file=skill_file,
                 namespace=namespace,
                 source=source,
                 root=root,
             )
-        except (KeyError, TypeError, ValueError, IndexError):
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             self.misses += 1  # a corrupt row: parse the file again and overwrite it
             return None
         self.hits += 1
         return item
+
+    def _record(self, index: int) -> Any:
+        """The decoded record at ``index``. All rows are decoded in one ``json.loads``
+        of a JSON array, which is about twice as fast as one call per row."""
+        if self._records is None:
+            try:
+                self._records = json.loads("[" + ",".join(self._texts) + "]")
+            except ValueError:
+                self._records = [_loads_or_none(t) for t in self._texts]
+            if len(self._records) != len(self._texts):  # a row smuggled in a comma
+                self._records = [_loads_or_none(t) for t in self._texts]
+        record = self._records[index]
+        if not isinstance(record, dict):
+            raise ValueError("corrupt index cache row")
+        return record
 
     def put(self, key: FileKey, skill: Skill | BrokenSkill) -> None:
         self._seen.add(key.path)
@@ -130,3 +153,10 @@ class IndexCache:
                     conn.executemany("DELETE FROM index_cache WHERE path = ?", gone)
         except (sqlite3.Error, StoreError) as exc:
             self._problem(f"could not update the index cache: {exc}")
+
+
+def _loads_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None

@@ -119,8 +119,8 @@ def dumps(rec: dict[str, Any]) -> str:
 _ROUTING_DEFAULTS = RoutingMeta()
 
 
-def _defaults(cls: type[Any]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
-    """A dataclass's plain defaults, and its (name, factory) pairs for mutable ones."""
+def _field_defaults(cls: type[Any]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """A dataclass's plain defaults, and (name, factory) for the mutable ones."""
     plain: dict[str, Any] = {}
     factories: list[tuple[str, Any]] = []
     for f in dataclasses.fields(cls):
@@ -131,31 +131,64 @@ def _defaults(cls: type[Any]) -> tuple[dict[str, Any], tuple[tuple[str, Any], ..
     return plain, tuple(factories)
 
 
-_SKILL_FIELDS = frozenset(f.name for f in dataclasses.fields(Skill))
-_SKILL_DEFAULTS = _defaults(Skill)
-_ROUTING_FIELDS = _defaults(RoutingMeta)
+_SKILL_PLAIN, _SKILL_FACTORIES = _field_defaults(Skill)
+_ROUTING_PLAIN, _ROUTING_FACTORIES = _field_defaults(RoutingMeta)
+_PREREQ_PLAIN, _ = _field_defaults(Prerequisites)
+#: Keys of a cache record copied as they are.
+_PLAIN_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "content_hash",
+        "license",
+        "compatibility",
+        "argument_hint",
+        "context",
+        "metadata",
+        "extra",
+        "disable_model_invocation",
+        "user_invocable",
+    }
+)
 
 
-def _new(
-    cls: type[Any],
-    defaults: tuple[dict[str, Any], tuple[tuple[str, Any], ...]],
-    values: dict[str, Any],
-) -> Any:
-    """Build a frozen dataclass from trusted values without running ``__init__``.
+def _fresh_defaults(
+    plain: dict[str, Any], factories: tuple[tuple[str, Any], ...]
+) -> dict[str, Any]:
+    state = dict(plain)
+    for name, factory in factories:
+        # The frozen routing values are shared safely; dicts are made per instance.
+        state[name] = _ROUTING_DEFAULTS if factory is RoutingMeta else factory()
+    return state
 
-    The cache's records were written from these very classes, so there is nothing to
-    check, and skipping the frozen ``__init__`` (one ``object.__setattr__`` per field)
-    makes a warm 10,000-skill listing ~3x cheaper to build. Neither class has a
-    ``__post_init__``; every field is set from ``values`` or its default.
+
+def _new(cls: type[Any], state: dict[str, Any]) -> Any:
+    """A frozen dataclass instance whose fields are exactly ``state``, without ``__init__``.
+
+    Cache records were written from these very classes, so there is nothing to check,
+    and skipping the frozen ``__init__`` (one ``object.__setattr__`` per field) makes a
+    warm 10,000-skill listing several times cheaper to build. None of these classes has
+    a ``__post_init__``; ``state`` always holds every field (defaults filled in).
     """
     obj = object.__new__(cls)
-    state = dict(defaults[0])
-    for name, factory in defaults[1]:
-        if name not in values:
-            state[name] = factory()
-    state.update(values)
-    obj.__dict__.update(state)
+    object.__setattr__(obj, "__dict__", state)
     return obj
+
+
+def _routing_from(r: dict[str, Any]) -> RoutingMeta:
+    state = _fresh_defaults(_ROUTING_PLAIN, _ROUTING_FACTORIES)
+    for key, value in r.items():
+        if key in ("triggers", "anti_triggers", "examples"):
+            state[key] = tuple(value)
+        elif key in ("cost_hint", "parallel_safe", "always"):
+            state[key] = value
+        elif key not in ("bins", "env"):
+            raise KeyError(key)
+    if "bins" in r or "env" in r:
+        state["prerequisites"] = _new(
+            Prerequisites, {"bins": tuple(r.get("bins", ())), "env": tuple(r.get("env", ()))}
+        )
+    return _new(RoutingMeta, state)  # type: ignore[no-any-return]
 
 
 def cache_dumps(item: Skill | BrokenSkill) -> str:
@@ -218,86 +251,54 @@ def cache_loads(
     root: Path | None,
 ) -> Skill | BrokenSkill:
     """Rebuild a skill from :func:`cache_dumps` output plus where it was found now."""
-    rec = json.loads(text)
+    return cache_build(
+        json.loads(text),
+        path=path,
+        skill_file=skill_file,
+        namespace=namespace,
+        source=source,
+        root=root,
+    )
+
+
+def cache_build(
+    rec: dict[str, Any],
+    *,
+    path: Path,
+    skill_file: Path,
+    namespace: str | None,
+    source: str,
+    root: Path | None,
+) -> Skill | BrokenSkill:
+    """:func:`cache_loads` for a record that is already decoded."""
     file_str = str(skill_file)
-    diags = tuple(
-        Diagnostic(d[0], d[1], d[2], file_str if d[3] is None else d[3], d[4])
-        for d in rec.get("diagnostics", ())
+    raw_diags = rec.get("diagnostics")
+    diags = (
+        tuple(
+            Diagnostic(d[0], d[1], d[2], file_str if d[3] is None else d[3], d[4])
+            for d in raw_diags
+        )
+        if raw_diags
+        else ()
     )
     if rec.get("broken"):
         return BrokenSkill(path, skill_file, source, namespace, diags)
-    kwargs: dict[str, Any] = {
-        "name": rec["name"],
-        "description": rec["description"],
-        "path": path,
-        "skill_file": skill_file,
-        "namespace": namespace,
-        "source": source,
-        "root": root,
-        "content_hash": rec["content_hash"],
-        "diagnostics": diags,
-    }
-    for key in (
-        "license",
-        "compatibility",
-        "argument_hint",
-        "context",
-        "disable_model_invocation",
-        "user_invocable",
-        "metadata",
-        "extra",
-    ):
-        if key in rec:
-            kwargs[key] = rec[key]
-    if "allowed_tools" in rec:
-        kwargs["allowed_tools"] = tuple(rec["allowed_tools"])
-    r = rec.get("routing")
-    if r is not None:
-        routing: dict[str, Any] = {}
-        for key in ("triggers", "anti_triggers", "examples"):
-            if key in r:
-                routing[key] = tuple(r[key])
-        for key in ("cost_hint", "parallel_safe", "always"):
-            if key in r:
-                routing[key] = r[key]
-        if "bins" in r or "env" in r:
-            routing["prerequisites"] = Prerequisites(
-                tuple(r.get("bins", ())), tuple(r.get("env", ()))
-            )
-        kwargs["routing"] = _new(RoutingMeta, _ROUTING_FIELDS, routing)
-    return _new(Skill, _SKILL_DEFAULTS, kwargs)  # type: ignore[no-any-return]
-
-
-def entry_to_json(
-    skill: Skill,
-    *,
-    enabled: bool,
-    shadowed: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
-    """The ``skillrt list --json`` shape of one skill (CLI contract)."""
-    r = skill.routing
-    out: dict[str, Any] = {
-        "name": skill.name,
-        "qualified_name": skill.qualified_name,
-        "namespace": skill.namespace,
-        "description": skill.description,
-        "path": str(skill.path),
-        "skill_file": str(skill.skill_file) if skill.skill_file else None,
-        "source": skill.source,
-        "enabled": enabled,
-        "valid": skill.valid,
-        "disable_model_invocation": skill.disable_model_invocation,
-        "allowed_tools": list(skill.allowed_tools),
-        "routing": {
-            "triggers": list(r.triggers),
-            "anti_triggers": list(r.anti_triggers),
-            "cost_hint": r.cost_hint,
-            "prerequisites": {"bins": list(r.prerequisites.bins), "env": list(r.prerequisites.env)},
-            "parallel_safe": r.parallel_safe,
-            "always": r.always,
-        },
-        "diagnostics": [_diag_dict(d) for d in skill.diagnostics],
-    }
-    if shadowed:
-        out["shadowed"] = shadowed
-    return out
+    state = _fresh_defaults(_SKILL_PLAIN, _SKILL_FACTORIES)
+    state["path"] = path
+    state["skill_file"] = skill_file
+    state["namespace"] = namespace
+    state["source"] = source
+    state["root"] = root
+    state["diagnostics"] = diags
+    for key, value in rec.items():
+        if key in _PLAIN_KEYS:
+            state[key] = value
+        elif key == "routing":
+            state[key] = _routing_from(value)
+        elif key == "allowed_tools":
+            state[key] = tuple(value)
+        elif key != "diagnostics":
+            raise KeyError(key)  # a record from another format: parse the file again
+    if "name" not in state or "description" not in state:
+        raise KeyError("name")
+    return _new(Skill, state)  # type: ignore[no-any-return]

@@ -6,12 +6,15 @@ the reference library ``skills-ref`` so tools that grep them keep working.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
 from skillrt.skills.model import COST_HINTS, Diagnostic
 
+#: The common case, checked first: the per-character test below is the general rule.
+_ASCII_NAME = re.compile(r"[a-z0-9-]+")
 MAX_SKILL_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
 MAX_COMPATIBILITY_LENGTH = 500
@@ -81,7 +84,7 @@ def validate_name(name: Any, dir_name: str | None) -> list[Diagnostic]:
                 "NAME_CONSECUTIVE_HYPHENS", "Skill name cannot contain consecutive hyphens", "name"
             )
         )
-    if not all(c.isalnum() or c == "-" for c in name):
+    if not _ASCII_NAME.fullmatch(name) and not all(c.isalnum() or c == "-" for c in name):
         out.append(
             _err(
                 "NAME_INVALID_CHARS",
