@@ -282,7 +282,12 @@ class SkillRuntime:
 
         ts = parse_since(since) if isinstance(since, str) else since
         return build_report(
-            self.store, self.config.telemetry, since=ts, configs=by_config, triggers=triggers
+            self.store,
+            self.config.telemetry,
+            since=ts,
+            configs=by_config,
+            triggers=triggers,
+            registry=self.registry if triggers else None,
         )
 
     def feedback(

@@ -25,10 +25,22 @@ from dataclasses import dataclass, field
 
 from skillrt.telemetry.feedback import Feedback
 
-#: Execution results counted as success / as a failure; anything else is "not run".
+#: Execution results (the fallback FSM's final states, seed 001 §10, plus common
+#: synonyms) counted as success / as a failure; anything else ("pending") is "not run".
 SUCCESS_RESULTS = frozenset({"success", "succeeded", "ok", "completed"})
 FAILURE_RESULTS = frozenset(
-    {"failure", "failed", "error", "fatal", "retryable", "timeout", "aborted", "ask_user"}
+    {
+        "exit",
+        "fatal_failure",
+        "retryable_failure",
+        "fallback",
+        "failure",
+        "failed",
+        "error",
+        "timeout",
+        "aborted",
+        "ask_user",
+    }
 )
 
 

@@ -183,7 +183,11 @@ def iter_routes(
             tokens_out=row["tokens_out"],
             execution_result=row["execution_result"],
             fallback_used=bool(row["fallback_used"]),
-            triggers=(triggers_fired(_json(row["score_breakdown"], None)) if with_triggers else ()),
+            triggers=(
+                triggers_fired(_json(row["score_breakdown"], None), row["query_text"], phrases_of)
+                if with_triggers
+                else ()
+            ),
         )
 
 
