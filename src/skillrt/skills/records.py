@@ -302,3 +302,38 @@ def cache_build(
     if "name" not in state or "description" not in state:
         raise KeyError("name")
     return _new(Skill, state)  # type: ignore[no-any-return]
+
+
+def entry_to_json(
+    skill: Skill,
+    *,
+    enabled: bool,
+    shadowed: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    """The ``skillrt list --json`` shape of one skill (CLI contract)."""
+    r = skill.routing
+    out: dict[str, Any] = {
+        "name": skill.name,
+        "qualified_name": skill.qualified_name,
+        "namespace": skill.namespace,
+        "description": skill.description,
+        "path": str(skill.path),
+        "skill_file": str(skill.skill_file) if skill.skill_file else None,
+        "source": skill.source,
+        "enabled": enabled,
+        "valid": skill.valid,
+        "disable_model_invocation": skill.disable_model_invocation,
+        "allowed_tools": list(skill.allowed_tools),
+        "routing": {
+            "triggers": list(r.triggers),
+            "anti_triggers": list(r.anti_triggers),
+            "cost_hint": r.cost_hint,
+            "prerequisites": {"bins": list(r.prerequisites.bins), "env": list(r.prerequisites.env)},
+            "parallel_safe": r.parallel_safe,
+            "always": r.always,
+        },
+        "diagnostics": [_diag_dict(d) for d in skill.diagnostics],
+    }
+    if shadowed:
+        out["shadowed"] = shadowed
+    return out
