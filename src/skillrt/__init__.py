@@ -5,7 +5,7 @@ Find skills, decide which one a request needs, load only the text that is needed
 crashes, and measure all of it.
 """
 
-from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from skillrt.config import RuntimeConfig
 from skillrt.errors import SkillrtError
@@ -13,10 +13,20 @@ from skillrt.runtime import SkillRuntime
 from skillrt.skills.model import Diagnostic, Skill, SkillRef
 from skillrt.skills.registry import SkillRegistry
 
-try:
-    __version__ = version("skillrt")
-except PackageNotFoundError:  # running from a source tree
-    __version__ = "0.0.0+src"
+
+def __getattr__(name: str) -> Any:
+    # importlib.metadata costs ~40 ms to import: only pay for it when the version is asked.
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            value = version("skillrt")
+        except PackageNotFoundError:  # running from a source tree
+            value = "0.0.0+src"
+        globals()["__version__"] = value
+        return value
+    raise AttributeError(f"module 'skillrt' has no attribute {name!r}")
+
 
 __all__ = [
     "Diagnostic",

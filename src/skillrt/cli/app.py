@@ -134,14 +134,25 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageExit(self, message)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from skillrt import __version__
+class _VersionAction(argparse.Action):
+    """``--version``, reading the installed version only when asked (it costs an import)."""
 
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
+        import skillrt
+
+        sys.stdout.write(f"skillrt {skillrt.__version__}\n")
+        parser.exit()
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = ArgumentParser(
         prog="skillrt",
         description="A runtime for Agent Skills: find, route, load, dispatch, orchestrate.",
     )
-    parser.add_argument("--version", action="version", version=f"skillrt {__version__}")
+    parser.add_argument("--version", action=_VersionAction)
     add_global_options(parser, suppress=False)
     common = ArgumentParser(add_help=False)
     add_global_options(common, suppress=True)
