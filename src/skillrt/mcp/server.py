@@ -58,9 +58,9 @@ class GetSkillParams(types.RequestParams):
 
 
 def _version() -> str:
-    from skillrt import __version__
+    import skillrt
 
-    return __version__
+    return str(skillrt.__version__)
 
 
 def _to_mcp_error(err: SkillrtError) -> MCPError:
@@ -285,7 +285,7 @@ async def watch(
 
 async def serve_stdio(service: SkillService) -> None:
     """Serve over this process's stdin/stdout until the client closes stdin."""
-    await anyio.to_thread.run_sync(service.start)
+    await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
     try:
         async with stdio_server() as (read, write), anyio.create_task_group() as tg:
@@ -322,7 +322,7 @@ async def serve_http(
     """Serve streamable HTTP at ``http://127.0.0.1:<port>/mcp`` (loopback only)."""
     import uvicorn
 
-    await anyio.to_thread.run_sync(service.start)
+    await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
     app = server.streamable_http_app(host=LOOPBACK)
     sock = bind_loopback(port)

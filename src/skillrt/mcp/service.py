@@ -134,6 +134,7 @@ class SkillService:
         self._publication: Publication | None = None
         self._fingerprint: str | None = None
         self._tools: tuple[Publication, list[ToolSpec]] | None = None
+        self._warmed = False
         self._handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
             "route_skills": self._route_skills,
             "activate_skill": self._activate_skill,
@@ -157,12 +158,29 @@ class SkillService:
     def fingerprint(self) -> str:
         return roots_fingerprint(self._roots(), self.runtime.config.discovery, self.runtime.store)
 
-    def start(self) -> Publication:
-        """Discover the skills and build the first snapshot (call before serving)."""
+    def start(self, *, warm: bool = False) -> Publication:
+        """Discover the skills and build the first snapshot (call before serving).
+
+        ``warm`` also builds the router's index now (embedding the catalogue, or reading
+        it from the vector cache), so the first client's route is not the slow one.
+        """
         with self._lock.write():
             self._fingerprint = self.fingerprint()
             self._publication = self._build()
+            if warm:
+                self._warm()
+            self._warmed = warm
         return self._publication
+
+    def _warm(self) -> None:
+        """Route once without recording, so the router index exists before requests."""
+        route = getattr(self.runtime, "route", None)
+        if not callable(route):
+            return
+        try:
+            route("warm up the skill router", surface="mcp", record=False)
+        except Exception:  # a warm-up failure must not stop the server; requests report it
+            log.warning("router warm-up failed", exc_info=True)
 
     @property
     def publication(self) -> Publication:
@@ -203,6 +221,8 @@ class SkillService:
             self._publication = new
             self._fingerprint = fp
             self.reloads += 1
+            if self._warmed:
+                self._warm()  # rebuild the router index before requests resume
         if old is None:
             return Changes(True, True, True)
         changes = Changes(

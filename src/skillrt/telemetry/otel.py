@@ -61,9 +61,9 @@ def _load_tracer() -> Any:
                 except ImportError:
                     _tracer = None
                 else:
-                    from skillrt import __version__
+                    import skillrt
 
-                    _tracer = trace.get_tracer(TRACER_NAME, __version__)
+                    _tracer = trace.get_tracer(TRACER_NAME, str(skillrt.__version__))
     return _tracer
 
 
