@@ -15,7 +15,15 @@ from typing import Any
 
 def to_jsonable(value: Any) -> Any:
     """Recursively convert ``value``; a ``to_dict()`` method wins over dataclass fields."""
-    if value is None or isinstance(value, (str, bool, int)):
+    # Exact built-in types first: CLI output is mostly plain dicts, lists and strings.
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is dict:
+        return {k if type(k) is str else str(k): to_jsonable(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None

@@ -84,7 +84,7 @@ class CliContext:
         if self.json:
             from skillrt.serialize import to_jsonable
 
-            sys.stdout.write(json.dumps(to_jsonable(data), ensure_ascii=False, indent=2) + "\n")
+            sys.stdout.write(dump_json(to_jsonable(data)) + "\n")
             return
         text = human() if callable(human) else human
         if text is None:
@@ -92,6 +92,14 @@ class CliContext:
 
             text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def dump_json(data: Any) -> str:
+    """Indented for a person at a terminal; compact (and several times faster: the C
+    encoder only runs without ``indent``) when piped to a program."""
+    if sys.stdout.isatty():
+        return json.dumps(data, ensure_ascii=False, indent=2)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -181,10 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arg_list)
     except UsageExit as exc:
         if "--json" in arg_list:
-            sys.stdout.write(
-                json.dumps(error_payload("E_USAGE", exc.message), ensure_ascii=False, indent=2)
-                + "\n"
-            )
+            sys.stdout.write(dump_json(error_payload("E_USAGE", exc.message)) + "\n")
         else:
             exc.parser.print_usage(sys.stderr)
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
@@ -221,6 +226,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _report(ctx: CliContext, err: dict[str, Any]) -> None:
     if ctx.json:
-        sys.stdout.write(json.dumps({"error": err}, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(dump_json({"error": err}) + "\n")
     else:
         sys.stderr.write(f"skillrt: error [{err['code']}]: {err['message']}\n")
