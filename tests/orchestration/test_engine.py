@@ -587,3 +587,24 @@ def test_manual_mode_under_any_sequence_of_actions(ops: list[tuple[Any, ...]]) -
                     assert p.memory_sha256 == verified_files[p.phase_id]  # verified once
             assert now.complete == all(done) == (now.state == "completed")
         rt.close()
+
+
+def test_the_bundled_example_learnings_reach_every_phase(
+    runtime: SkillRuntime, tmp_path: Path
+) -> None:
+    import shutil
+
+    from .conftest import REPO
+
+    learnings = tmp_path / "learnings"
+    shutil.copytree(REPO / "examples" / "learnings", learnings)
+    runner = InstantRunner()
+    done = runtime.workflow_start(
+        "develop-feature", QUERY, runner=runner, domain="technical", learnings_dir=learnings
+    )
+    assert done.learnings_dir == str(learnings)
+    for prompt in runner.prompts.values():
+        assert "A test that was never seen failing proves nothing" in prompt
+    text = (learnings / "technical.md").read_text(encoding="utf-8")
+    assert text.startswith("# Technical domain learnings")  # hand-written notes kept
+    assert f"_(task {done.task_id}, phase verification)_" in text
