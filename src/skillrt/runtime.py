@@ -19,11 +19,15 @@ from skillrt.skills.registry import SkillEntry, SkillRegistry
 from skillrt.store.sqlite import MEMORY, Store
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from skillrt.dispatch.dispatcher import DispatchRequest, DispatchResult
     from skillrt.dispatch.edges import SkillEdge
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.run_skill import RunSkillResult
     from skillrt.dispatch.service import DispatchService, OrchestrateResult
+    from skillrt.eval.datasets import LabelledQuery
+    from skillrt.eval.harness import EvalReport
     from skillrt.execution.pipeline import RunResult
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
     from skillrt.orchestration.events import Checkpoint, Observer
     from skillrt.orchestration.service import Workflows
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
+    from skillrt.routing.plan import RouteResult
+    from skillrt.routing.router import Router
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
 
@@ -44,6 +50,8 @@ class SkillRuntime:
         roots: When given, only these roots are searched (like the CLI's ``--root``).
         store: A state store; by default ``config.state_db``. Pass ``persist=False`` for an
             in-memory store (nothing written to disk).
+        catalogs: JSONL skill catalogues to route over besides the roots' skills.
+        env: Environment for prerequisite checks (``env`` items); None skips them.
     """
 
     def __init__(
@@ -53,8 +61,16 @@ class SkillRuntime:
         roots: Sequence[Path | str | RootConfig] | None = None,
         store: Store | None = None,
         persist: bool = True,
+        catalogs: Sequence[Path | str] = (),
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or RuntimeConfig()
+        #: JSONL skill catalogues routed alongside the roots' skills (``--catalog``).
+        self.catalogs: tuple[Path, ...] = tuple(Path(c) for c in catalogs)
+        #: The environment prerequisite checks read (the CLI passes os.environ).
+        self.env = env
+        self._router: Router | None = None
+        self._router_key: tuple[int, int] | None = None
         self.explicit_roots: tuple[RootConfig, ...] | None = None
         if roots is not None:
             self.explicit_roots = tuple(
@@ -379,6 +395,101 @@ class SkillRuntime:
     def edges(self, name: str | None = None) -> tuple[SkillEdge, ...]:
         """The classified skill references of ``name`` (every skill's when None)."""
         return self.dispatch_service().edges(name)
+
+    # -- routing (seed 001 §4-9, §14-16) -----------------------------------------------
+    def routable_skills(self) -> builtins.list[Skill]:
+        """The registry's skills plus those of every ``catalogs`` file."""
+        skills = self.registry.skills()
+        if self.catalogs:
+            from skillrt.eval.datasets import load_catalog
+
+            known = {s.qualified_name for s in skills}
+            for path in self.catalogs:
+                for skill in load_catalog(path):
+                    if skill.qualified_name not in known:
+                        known.add(skill.qualified_name)
+                        skills.append(skill)
+        return skills
+
+    @property
+    def router(self) -> Router:
+        """The router over :meth:`routable_skills`, rebuilt when the registry is refreshed."""
+        key = (id(self.registry), len(self.catalogs))
+        if self._router is None or self._router_key != key:
+            from skillrt.routing.router import Router
+
+            routing_for = None
+            telemetry = self.config.telemetry
+            if telemetry.candidate_config and telemetry.candidate_share > 0:
+                from skillrt.telemetry.tuning import GrayRelease
+
+                routing_for = GrayRelease(telemetry, self.config.routing).routing_for
+            registry = self.registry
+            self._router = Router.from_skills(
+                self.routable_skills(),
+                self.config.routing,
+                store=self.store,
+                is_enabled=registry.is_enabled,
+                env=self.env,
+                routing_for=routing_for,
+                record=telemetry.enabled,
+            )
+            self._router_key = key
+        return self._router
+
+    def route(
+        self,
+        query: str,
+        *,
+        history: Sequence[str | Mapping[str, Any]] | None = None,
+        top_k: int | None = None,
+        candidates: Sequence[str] | None = None,
+        explain: bool = False,
+        surface: str | None = None,
+    ) -> RouteResult:
+        """Route one query to an ActivationPlan (001 §6); records the T1 event."""
+        return self.router.route(
+            query,
+            history=history,
+            top_k=top_k,
+            candidates=candidates,
+            explain=explain,
+            surface=surface,
+        )
+
+    def eval(
+        self,
+        queries: Path | str | Sequence[LabelledQuery],
+        *,
+        limit: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> EvalReport:
+        """Route a labelled query set over this runtime's skills and measure it (E3).
+
+        Telemetry and skill stats are off for the run (nothing is written to the store
+        but cached skill vectors).
+        """
+        import dataclasses
+
+        from skillrt.eval.datasets import load_queries
+        from skillrt.eval.harness import evaluate
+        from skillrt.routing.router import Router
+
+        if isinstance(queries, (str, Path)):
+            queries = load_queries(queries, limit=limit)
+        elif limit is not None:
+            queries = list(queries)[:limit]
+        config = dataclasses.replace(self.config.routing, use_stats=False, cold_start=False)
+        router = Router.from_skills(
+            self.routable_skills(),
+            config,
+            store=self.store,
+            is_enabled=self.registry.is_enabled,
+            env=self.env,
+            record=False,
+        )
+        router.store = None  # vectors came from the store; stats and events stay out
+        return evaluate(router, queries, progress=progress)
 
     def close(self) -> None:
         self.store.close()

@@ -1,0 +1,283 @@
+"""``route`` and ``eval``: the router (seed 001 §6-9) and its measurement (SPEC E3)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillrt.cli.app import CliContext
+    from skillrt.eval.harness import EvalReport
+    from skillrt.routing.plan import RouteResult
+
+BACKENDS = ("auto", "onnx-minilm", "hashing", "sentence-transformers", "none")
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    p = sub.add_parser(
+        "route",
+        parents=[common],
+        help="route a request to skills: the activation plan, reasons and scores",
+        description="Route QUERY over the skills found (and --catalog files): prints the "
+        "activation plan, the routing reason, every candidate with its recall sources and "
+        "six-term score, and the recorded route event. 'No skill' is a valid plan.",
+    )
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument(
+        "--history",
+        metavar="FILE",
+        help="prior messages: a JSON list of strings or {role, content} (or text lines)",
+    )
+    p.add_argument("--top-k", type=int, metavar="N", help="semantic top-k (default 3)")
+    p.add_argument("--explain", action="store_true", help="also show the raw signals")
+    p.add_argument(
+        "--catalog",
+        action="append",
+        metavar="FILE",
+        default=[],
+        help="a JSONL skill catalogue to route over besides the roots (repeatable)",
+    )
+    p.add_argument("--candidates", metavar="NAMES", help="comma-separated: route only within")
+    p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
+    p.add_argument(
+        "--no-cold-start", action="store_true", help="no cold-start damping for this route"
+    )
+    p.set_defaults(handler=cmd_route)
+
+    p = sub.add_parser(
+        "eval",
+        parents=[common],
+        help="route a labelled query set against a JSONL catalogue and report accuracy",
+        description="Route every query of a labelled JSONL set (within its 'candidates' "
+        "when given) and report top-1, recall@k, set precision/recall, no-skill "
+        "precision/recall/F1, latency and the most frequent confusions. Nothing is "
+        "recorded: the store is in memory unless --state is given (then it only caches "
+        "skill vectors).",
+    )
+    p.add_argument("--catalog", required=True, metavar="FILE", help="skills.jsonl")
+    p.add_argument("--queries", required=True, metavar="FILE", help="queries.*.jsonl")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
+    p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
+    p.add_argument("--threshold", type=float, metavar="T", help="selection threshold override")
+    p.set_defaults(handler=cmd_eval)
+
+
+def _routing_config(ctx: CliContext, **changes: Any) -> Any:
+    import dataclasses
+
+    config = ctx.config()
+    routing = config.routing
+    backend = getattr(ctx.args, "backend", None)
+    if backend:
+        changes["embedding_backend"] = backend
+    if changes:
+        routing = dataclasses.replace(routing, **changes)
+    return config.replace_section(routing=routing)
+
+
+def cmd_route(ctx: CliContext) -> int:
+    from skillrt.config import RootConfig
+    from skillrt.errors import UsageError
+    from skillrt.routing.history import load_history
+    from skillrt.runtime import SkillRuntime
+
+    args = ctx.args
+    if args.top_k is not None and args.top_k < 1:
+        raise UsageError("--top-k must be at least 1", top_k=args.top_k)
+    history = load_history(args.history) if args.history else None
+    changes: dict[str, Any] = {}
+    if args.no_cold_start:
+        changes["cold_start"] = False
+    config = _routing_config(ctx, **changes)
+    roots = getattr(args, "root", None)
+    explicit = tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
+    runtime = SkillRuntime(config, roots=explicit, catalogs=args.catalog, env=dict(os.environ))
+    ctx._runtime = runtime  # closed by app.main
+    candidates = None
+    if args.candidates:
+        candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    result = runtime.route(
+        args.query,
+        history=history,
+        top_k=args.top_k,
+        candidates=candidates,
+        explain=args.explain,
+        surface="cli",
+    )
+    ctx.emit(result, lambda: render_route(result, explain=args.explain))
+    return 0
+
+
+def render_route(result: RouteResult, *, explain: bool = False) -> str:
+    from skillrt.cli.output import bold, table
+
+    plan = result.plan
+    lines: list[str] = []
+    if plan.no_skill:
+        lines.append(bold("Plan: no skill") + " (the general flow handles it)")
+    else:
+        lines.append(bold("Plan: ") + " -> ".join(" + ".join(g) for g in plan.groups))
+        for planned in plan.skills:
+            tag = " [forced]" if planned.forced else ""
+            safe = "parallel-safe" if planned.parallel_safe else "sequential"
+            lines.append(
+                f"  {planned.name}{tag}  score {planned.score:.2f}  "
+                f"cost {planned.cost_hint}  {safe}"
+            )
+        lines.append(f"  estimated cost: {plan.estimated_cost}")
+    lines.append(f"  fallback: {' -> '.join(plan.fallback_path)}")
+    lines.append(bold("Reason: ") + result.routing_reason)
+    lines.append("")
+    rows = []
+    for c in result.candidates:
+        s = c.score
+        rows.append(
+            [
+                c.name,
+                c.status,
+                "+".join(c.sources),
+                f"{s.total:.2f}",
+                f"{s.intent_match:.2f}",
+                f"{s.trigger_match:.2f}",
+                f"{s.success_rate:.2f}",
+                f"{s.context_readiness:.2f}",
+                f"{s.cost_penalty:.2f}",
+                f"{s.conflict_penalty:.2f}",
+                c.reason + (f" [missing: {', '.join(c.missing)}]" if c.missing else ""),
+            ]
+        )
+    headers = [
+        "CANDIDATE",
+        "STATUS",
+        "SOURCES",
+        "TOTAL",
+        "INTENT",
+        "TRIGGER",
+        "SUCCESS",
+        "READY",
+        "COST",
+        "CONFLICT",
+        "REASON",
+    ]
+    lines.append(table(headers, rows))
+    if explain:
+        lines.append("")
+        lines.append(bold("Signals"))
+        for c in result.candidates:
+            sig = "  ".join(f"{k}={v:g}" for k, v in c.score.signals.items())
+            lines.append(f"  {c.name}: {sig}")
+    lines.append("")
+    for event in result.events:
+        state = "recorded" if event.get("recorded") else "NOT recorded"
+        lines.append(
+            f"event: route {event.get('route_id')} {state} in {event.get('table')} "
+            f"(query_type={event.get('query_type')}, candidates={event.get('candidate_count')}, "
+            f"config={event.get('config_id')})"
+        )
+    lines.append(f"route_id {result.route_id}  {result.latency_ms:.1f} ms")
+    return "\n".join(lines)
+
+
+class _Progress:
+    """A one-line progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self) -> None:
+        self.enabled = sys.stderr.isatty()
+        self._last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        pct = done * 100 // total
+        if pct == self._last and done != total:
+            return
+        self._last = pct
+        width = 30
+        filled = width * done // total
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(f"\r[{bar}] {done}/{total} ({pct}%)")
+        if done == total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+def cmd_eval(ctx: CliContext) -> int:
+    import dataclasses
+
+    from skillrt.config import DiscoveryConfig
+    from skillrt.errors import UsageError
+    from skillrt.runtime import SkillRuntime
+    from skillrt.store.sqlite import MEMORY, Store
+
+    args = ctx.args
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1", limit=args.limit)
+    changes: dict[str, Any] = {}
+    if args.threshold is not None:
+        if not 0.0 <= args.threshold <= 1.0:
+            raise UsageError("--threshold must be within 0..1", threshold=args.threshold)
+        changes["selection_threshold"] = args.threshold
+    config = _routing_config(ctx, **changes)
+    # Only the catalogue is routed over: no roots, no conventional folders.
+    config = config.replace_section(
+        discovery=dataclasses.replace(DiscoveryConfig(), conventional_roots=False)
+    )
+    state = getattr(args, "state", None)
+    store = Store(config.state_db) if state else Store(MEMORY)
+    runtime = SkillRuntime(config, store=store, catalogs=[args.catalog])
+    ctx._runtime = runtime
+    report = runtime.eval(Path(args.queries), limit=args.limit, progress=_Progress())
+    ctx.emit(report, lambda: render_eval(report, args.catalog, args.queries))
+    return 0
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
+    from skillrt.cli.output import bold, table
+
+    c = report.counts
+    lines = [
+        bold(f"Eval: {queries} over {catalog}"),
+        f"  {c['queries']} queries ({c['single']} single-skill, {c['multi']} multi-skill, "
+        f"{c['no_skill']} no-skill, {c['with_candidates']} with candidate lists); "
+        f"{report.catalog_size} skills; backend {report.backend}; threshold {report.threshold}",
+        "",
+    ]
+    rows = [
+        ["top-1 (ranking)", _pct(report.top1), f"macro {_pct(report.macro_top1)}"],
+        ["recall@3", _pct(report.recall_at_3), ""],
+        ["recall@5", _pct(report.recall_at_5), ""],
+        ["selected accuracy", _pct(report.selected_accuracy), "first selected == expected"],
+        [
+            "multi-skill set P / R / F1",
+            f"{_pct(report.set_precision)} / {_pct(report.set_recall)} / {_pct(report.set_f1)}",
+            f"recall@5 {_pct(report.multi_recall_at_5)}, @10 {_pct(report.multi_recall_at_10)}",
+        ],
+        [
+            "no-skill P / R / F1",
+            f"{_pct(report.no_skill_precision)} / {_pct(report.no_skill_recall)} / "
+            f"{_pct(report.no_skill_f1)}",
+            f"{c['predicted_no_skill']} answered 'no skill'",
+        ],
+        [
+            "latency (route)",
+            f"p50 {report.latency_ms['p50']:.2f} ms",
+            f"p95 {report.latency_ms['p95']:.2f} ms; embedding "
+            f"{report.embed_ms_per_query:.2f} ms/query (batched)",
+        ],
+    ]
+    lines.append(table(["METRIC", "VALUE", "NOTE"], rows))
+    if report.confusion:
+        lines.append("")
+        lines.append(bold("Most frequent confusions (expected -> selected)"))
+        for conf in report.confusion:
+            lines.append(f"  {conf.count:4d}  {conf.expected} -> {conf.predicted}")
+    return "\n".join(lines)

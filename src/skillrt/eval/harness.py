@@ -1,0 +1,256 @@
+"""Route a labelled query set and measure it (SPEC E3; seed 001 §14 metrics).
+
+Metrics (fractions in 0..1):
+
+* ``top1`` / ``recall_at_k``: on queries with exactly one expected skill, whether it
+  is the first / among the first k candidates of the router's ranking (threshold-free:
+  how well the router *ranks*). ``macro_top1`` averages ``top1`` per expected skill.
+* ``selected_accuracy``: on the same queries, whether the plan's first selected skill
+  is the expected one (a "no skill" answer counts as wrong): ranking *and* the
+  threshold. This is CLINC150's "in-scope accuracy".
+* ``set_precision`` / ``set_recall`` / ``set_f1`` (micro): plan vs expected set on
+  queries with several expected skills; ``multi_recall_at_5`` / ``multi_recall_at_10``:
+  share of their expected skills in the first 5 / 10 candidates.
+* ``no_skill_precision`` / ``no_skill_recall`` / ``no_skill_f1``: "no skill" answers
+  vs queries whose expected list is empty.
+* ``latency_ms``: the router's own time per query with the query vector given (all
+  queries are embedded up front, in batches); ``embed_ms_per_query`` is that batch
+  embedding time divided by the number of queries.
+
+Eval never records telemetry and never reads skill stats (no cold start): it measures
+the routing model, not one installation's history.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillrt.eval.datasets import LabelledQuery
+from skillrt.routing.plan import RouteResult
+from skillrt.routing.router import Router
+
+__all__ = ["EvalReport", "QueryOutcome", "evaluate", "percentile"]
+
+Progress = Callable[[int, int], None]
+EMBED_BATCH = 64
+CONFUSION_TOP = 10
+
+
+@dataclass(frozen=True)
+class QueryOutcome:
+    query: str
+    expected: tuple[str, ...]
+    selected: tuple[str, ...]
+    ranking: tuple[str, ...]
+    latency_ms: float
+
+
+@dataclass(frozen=True)
+class Confusion:
+    expected: str
+    predicted: str
+    count: int
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """What ``skillrt eval --json`` prints (see the module docstring for definitions)."""
+
+    top1: float | None
+    recall_at_1: float | None
+    recall_at_3: float | None
+    recall_at_5: float | None
+    macro_top1: float | None
+    selected_accuracy: float | None
+    set_precision: float | None
+    set_recall: float | None
+    set_f1: float | None
+    multi_recall_at_5: float | None
+    multi_recall_at_10: float | None
+    no_skill_precision: float | None
+    no_skill_recall: float | None
+    no_skill_f1: float | None
+    latency_ms: dict[str, float]
+    embed_ms_per_query: float
+    counts: dict[str, int]
+    confusion: tuple[Confusion, ...]
+    backend: str
+    catalog_size: int
+    threshold: float
+    outcomes: tuple[QueryOutcome, ...] = field(default=(), repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        data = asdict(self)
+        data.pop("outcomes")
+        return data
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0..100) by linear interpolation; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    lo = int(pos)
+    hi = min(lo + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+def _f1(p: float | None, r: float | None) -> float | None:
+    if p is None or r is None:
+        return None
+    return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+
+def evaluate(
+    router: Router,
+    queries: Sequence[LabelledQuery],
+    *,
+    progress: Progress | None = None,
+    keep_outcomes: bool = False,
+    route: Callable[..., RouteResult] | None = None,
+) -> EvalReport:
+    """Route every query (within its ``candidates`` when given) and compute the metrics."""
+    vectors: list[Any] = [None] * len(queries)
+    embed_total = 0.0
+    backend = router.index.backend
+    if backend is not None and router.index.semantic is not None and queries:
+        texts = [q.query for q in queries]
+        started = time.perf_counter()
+        for start in range(0, len(texts), EMBED_BATCH):
+            batch = backend.embed_queries(texts[start : start + EMBED_BATCH])
+            vectors[start : start + len(batch)] = list(batch)
+        embed_total = (time.perf_counter() - started) * 1000.0
+    route_fn = route or router.route
+
+    outcomes: list[QueryOutcome] = []
+    for n, q in enumerate(queries):
+        result = route_fn(
+            q.query, candidates=q.candidates, query_vector=vectors[n], record=False, surface="eval"
+        )
+        outcomes.append(
+            QueryOutcome(
+                query=q.query,
+                expected=q.expected,
+                selected=result.plan.names,
+                ranking=tuple(c.name for c in result.candidates[:10]),
+                latency_ms=result.latency_ms,
+            )
+        )
+        if progress is not None:
+            progress(n + 1, len(queries))
+    return summarise(
+        outcomes,
+        embed_ms_per_query=embed_total / len(queries) if queries else 0.0,
+        backend=router.index.model_id,
+        catalog_size=len(router.index),
+        threshold=router.config.selection_threshold,
+        with_candidates=sum(q.candidates is not None for q in queries),
+        keep_outcomes=keep_outcomes,
+    )
+
+
+def summarise(
+    outcomes: Sequence[QueryOutcome],
+    *,
+    embed_ms_per_query: float = 0.0,
+    backend: str = "",
+    catalog_size: int = 0,
+    threshold: float = 0.0,
+    with_candidates: int = 0,
+    keep_outcomes: bool = False,
+) -> EvalReport:
+    """Metrics over routed outcomes (pure; exposed for tests and custom loops)."""
+    single = [o for o in outcomes if len(o.expected) == 1]
+    multi = [o for o in outcomes if len(o.expected) > 1]
+    none = [o for o in outcomes if not o.expected]
+
+    hits = {1: 0, 3: 0, 5: 0}
+    selected_ok = 0
+    per_skill: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for o in single:
+        e = o.expected[0]
+        for k in hits:
+            hits[k] += e in o.ranking[:k]
+        per_skill[e][0] += bool(o.ranking[:1] == (e,))
+        per_skill[e][1] += 1
+        selected_ok += bool(o.selected[:1] == (e,))
+
+    inter = pred = gold = 0
+    recall5: list[float] = []
+    recall10: list[float] = []
+    for o in multi:
+        exp = set(o.expected)
+        inter += len(exp & set(o.selected))
+        pred += len(set(o.selected))
+        gold += len(exp)
+        recall5.append(len(exp & set(o.ranking[:5])) / len(exp))
+        recall10.append(len(exp & set(o.ranking[:10])) / len(exp))
+    set_p = _ratio(inter, pred) if multi else None
+    set_r = _ratio(inter, gold) if multi else None
+
+    predicted_none = [o for o in outcomes if not o.selected]
+    tp = sum(1 for o in predicted_none if not o.expected)
+    ns_p = _ratio(tp, len(predicted_none)) if none or predicted_none else None
+    ns_r = _ratio(tp, len(none)) if none else None
+
+    confusion: Counter[tuple[str, str]] = Counter()
+    for o in outcomes:
+        if len(o.expected) > 1:
+            continue
+        e = o.expected[0] if o.expected else "(none)"
+        p = o.selected[0] if o.selected else "(none)"
+        if e != p:
+            confusion[(e, p)] += 1
+
+    latencies = [o.latency_ms for o in outcomes]
+    n_single = len(single)
+    return EvalReport(
+        top1=_ratio(hits[1], n_single),
+        recall_at_1=_ratio(hits[1], n_single),
+        recall_at_3=_ratio(hits[3], n_single),
+        recall_at_5=_ratio(hits[5], n_single),
+        macro_top1=(
+            statistics.fmean(ok / total for ok, total in per_skill.values()) if per_skill else None
+        ),
+        selected_accuracy=_ratio(selected_ok, n_single),
+        set_precision=set_p,
+        set_recall=set_r,
+        set_f1=_f1(set_p, set_r) if multi else None,
+        multi_recall_at_5=statistics.fmean(recall5) if recall5 else None,
+        multi_recall_at_10=statistics.fmean(recall10) if recall10 else None,
+        no_skill_precision=ns_p,
+        no_skill_recall=ns_r,
+        no_skill_f1=_f1(ns_p, ns_r) if none else None,
+        latency_ms={
+            "p50": round(percentile(latencies, 50), 3),
+            "p95": round(percentile(latencies, 95), 3),
+            "mean": round(statistics.fmean(latencies), 3) if latencies else 0.0,
+            "max": round(max(latencies), 3) if latencies else 0.0,
+        },
+        embed_ms_per_query=round(embed_ms_per_query, 3),
+        counts={
+            "queries": len(outcomes),
+            "single": n_single,
+            "multi": len(multi),
+            "no_skill": len(none),
+            "predicted_no_skill": len(predicted_none),
+            "with_candidates": with_candidates,
+        },
+        confusion=tuple(Confusion(e, p, n) for (e, p), n in confusion.most_common(CONFUSION_TOP)),
+        backend=backend,
+        catalog_size=catalog_size,
+        threshold=threshold,
+        outcomes=tuple(outcomes) if keep_outcomes else (),
+    )

@@ -1,0 +1,176 @@
+"""From raw evidence to a calibrated ``intent_match`` (seed 001 §6.2's main term).
+
+Two steps, both with a handful of general parameters per embedding backend:
+
+1. **Fusion** ranks skills: ``fused = mix · (doc, best part, centroid) similarity +
+   lexical_weight · bm25_norm``.
+2. **Calibration**: ``intent_match(s) = P(scope) · exp(sharpness · (fused_s − fused_best))``.
+   ``P(scope)``, the probability that the query calls for a skill at all, is a logistic
+   function of the best candidate's ``fused`` and ``bm25_norm`` and of the share of the
+   query made of words no skill knows; the second factor (a softmax ratio) says how
+   much of that belongs to this candidate rather than the best one. The best candidate
+   gets ``P(scope)`` itself; a close runner-up nearly as much (both are plausible); a
+   distant one little. So ``intent_match = 0.7`` means about 70% of queries with that
+   evidence wanted a skill and this is (nearly) the strongest one: the threshold 0.65
+   means what it says.
+
+The defaults were fitted on the *dev* splits of four public benchmarks pooled
+together (each benchmark weighted equally); ``bench/tune_router.py`` reproduces the fit
+and ``docs/routing.md`` reports it. Override them per project with
+``routing.options.score_model`` (same keys as :class:`ScoreModel`), for instance with
+the output of ``skillrt eval --fit`` on your own labelled queries.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.errors import ConfigError
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+__all__ = ["FEATURES", "ScoreModel", "fit_logistic", "logit", "model_for", "sigmoid"]
+
+#: Calibration features of P(scope), in coefficient order.
+FEATURES = ("fused", "lexical", "unknown")
+
+
+@dataclass(frozen=True)
+class ScoreModel:
+    """Fusion weights and logistic calibration coefficients."""
+
+    #: Weights of document, best-part and example-centroid similarity.
+    mix: tuple[float, float, float] = (0.6, 0.1, 0.3)
+    #: Weight of normalised BM25 in the fused ranking score.
+    lexical_weight: float = 0.6
+    bias: float = -1.943
+    fused: float = 6.955
+    lexical: float = -2.315
+    unknown: float = 0.646
+    #: Softmax sharpness: intent halves for every ln(2)/sharpness of fused gap.
+    sharpness: float = 20.0
+
+    def coefficients(self) -> tuple[float, ...]:
+        return (self.fused, self.lexical, self.unknown)
+
+    def scope(self, best_fused: float, best_lexical: float, unknown: float) -> float:
+        """P(the query calls for a skill) from its best candidate's evidence."""
+        z = self.bias + self.fused * best_fused + self.lexical * best_lexical
+        return sigmoid(z + self.unknown * unknown)
+
+    def intent(
+        self,
+        fused: NDArray[np.float32],
+        best_fused: float,
+        best_lexical: float,
+        unknown: float,
+    ) -> NDArray[np.float64]:
+        """Calibrated intent_match of candidates of one query (see the module docstring)."""
+        import numpy as np
+
+        p = self.scope(best_fused, best_lexical, unknown)
+        gap = np.minimum(fused.astype(np.float64) - best_fused, 0.0)
+        out: NDArray[np.float64] = p * np.exp(self.sharpness * gap)
+        return out
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> ScoreModel:
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = set(overrides) - known
+        if unknown:
+            raise ConfigError(
+                f"unknown keys in routing.options.score_model: {', '.join(sorted(unknown))}",
+                keys=sorted(unknown),
+            )
+        values: dict[str, Any] = {}
+        for key, value in overrides.items():
+            if key == "mix":
+                if not isinstance(value, (list, tuple)) or len(value) != 3:
+                    raise ConfigError("routing.options.score_model.mix needs three numbers")
+                values[key] = tuple(float(v) for v in value)
+            else:
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise ConfigError(f"routing.options.score_model.{key} must be a number")
+                values[key] = float(value)
+        return dataclasses.replace(self, **values)
+
+
+#: Fitted defaults per embedding backend family (see module docstring).
+MODELS: dict[str, ScoreModel] = {
+    "onnx-minilm": ScoreModel(),
+    "sentence-transformers": ScoreModel(),
+    "hashing": ScoreModel(
+        mix=(0.7, 0.3, 0.0),
+        lexical_weight=0.6,
+        bias=-0.209,
+        fused=5.120,
+        lexical=-0.998,
+        unknown=0.178,
+        sharpness=20.0,
+    ),
+    "lexical": ScoreModel(
+        mix=(0.0, 0.0, 0.0),
+        lexical_weight=1.0,
+        bias=0.576,
+        fused=3.322,
+        lexical=0.0,
+        unknown=-0.344,
+        sharpness=25.0,
+    ),
+}
+
+
+def model_for(backend_name: str | None, overrides: Mapping[str, Any] | None = None) -> ScoreModel:
+    """The score model for a backend (``None`` = lexical only), with config overrides."""
+    base = MODELS.get(backend_name or "lexical", MODELS["onnx-minilm"])
+    return base.with_overrides(overrides) if overrides else base
+
+
+def sigmoid(z: float) -> float:
+    if z >= 0:
+        return 1.0 / (1.0 + math.exp(-z))
+    e = math.exp(z)
+    return e / (1.0 + e)
+
+
+def logit(p: float, eps: float = 1e-6) -> float:
+    p = min(max(p, eps), 1.0 - eps)
+    return math.log(p / (1.0 - p))
+
+
+def fit_logistic(
+    x: NDArray[np.float64],
+    y: NDArray[np.float64],
+    *,
+    sample_weight: NDArray[np.float64] | None = None,
+    l2: float = 1e-3,
+    iterations: int = 50,
+) -> NDArray[np.float64]:
+    """Weighted L2-regularised logistic regression by Newton's method (IRLS).
+
+    ``x`` has no intercept column; the result is ``[bias, *coefficients]``. Small,
+    dependency-free, and exact enough for a few features and ~10^5 rows.
+    """
+    import numpy as np
+
+    n, d = x.shape
+    design = np.hstack([np.ones((n, 1)), x])
+    w = np.ones(n) if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    beta = np.zeros(d + 1)
+    reg = l2 * np.eye(d + 1)
+    reg[0, 0] = 0.0  # the intercept is not shrunk
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -30, 30)))
+        grad = design.T @ (w * (p - y)) + reg @ beta * w.sum()
+        hess = (design * (w * p * (1 - p))[:, None]).T @ design + reg * w.sum()
+        step = np.linalg.solve(hess, grad)
+        beta -= step
+        if float(np.abs(step).max()) < 1e-8:
+            break
+    out: NDArray[np.float64] = beta
+    return out

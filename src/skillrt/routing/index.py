@@ -1,0 +1,124 @@
+"""The router's view of a catalogue: skills by position, phrase, lexical and vector indices.
+
+Built once per catalogue (a long-lived process keeps it; the CLI rebuilds it cheaply
+because every vector comes from the store's cache). Immutable after construction:
+a changed catalogue gets a new index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from skillrt.routing.directives import name_key
+from skillrt.routing.lexical import LexicalIndex
+from skillrt.routing.phrases import PhraseIndex
+from skillrt.routing.text import identifier_words, terms
+from skillrt.skills.model import Skill
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from skillrt.routing.embeddings.base import EmbeddingBackend
+    from skillrt.routing.semantic import SemanticIndex
+    from skillrt.routing.vector_cache import VectorCache
+
+__all__ = ["RouterIndex", "lexical_document"]
+
+#: The name's words count this many times in the lexical document (names are dense).
+NAME_REPEAT = 2
+
+
+def lexical_document(skill: Skill) -> list[str]:
+    """Terms of a skill for BM25: name words (boosted), description, examples, triggers."""
+    name_terms = terms(identifier_words(skill.name), keep_stopwords=True)
+    out = name_terms * NAME_REPEAT
+    out += terms(skill.description)
+    for example in skill.routing.examples:
+        out += terms(example)
+    for trigger in skill.routing.triggers:
+        out += terms(trigger)
+    return out
+
+
+class RouterIndex:
+    """Everything the router looks up, for one fixed list of skills."""
+
+    def __init__(
+        self,
+        skills: Sequence[Skill],
+        *,
+        backend: EmbeddingBackend | None,
+        cache: VectorCache | None = None,
+        is_enabled: Callable[[Skill], bool] | None = None,
+    ) -> None:
+        from skillrt.routing.vector_cache import VectorCache
+
+        self.skills: list[Skill] = list(skills)
+        self.names: list[str] = [s.qualified_name for s in self.skills]
+        self.position: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        self.enabled: list[bool] = [
+            True if is_enabled is None else bool(is_enabled(s)) for s in self.skills
+        ]
+        # Name keys users may type: qualified always; a bare name only when unique.
+        keys: dict[str, str] = {}
+        bare_count: dict[str, int] = {}
+        for s in self.skills:
+            bare_count[name_key(s.name)] = bare_count.get(name_key(s.name), 0) + 1
+        for s in self.skills:
+            keys[name_key(s.qualified_name)] = s.qualified_name
+            if bare_count[name_key(s.name)] == 1:
+                keys.setdefault(name_key(s.name), s.qualified_name)
+        self.name_keys = keys
+
+        self.triggers = PhraseIndex()
+        self.anti_triggers = PhraseIndex()
+        for i, s in enumerate(self.skills):
+            self.triggers.add_all(s.routing.triggers, i)
+            self.anti_triggers.add_all(s.routing.anti_triggers, i)
+        self.lexical = LexicalIndex([lexical_document(s) for s in self.skills])
+        self.backend = backend
+        self.cache = cache if cache is not None else VectorCache(None)
+        self.semantic: SemanticIndex | None = None
+        if backend is not None and self.skills:
+            from skillrt.routing.semantic import SemanticIndex
+
+            self.semantic = SemanticIndex(self.skills, backend, self.cache)
+
+    def __len__(self) -> int:
+        return len(self.skills)
+
+    def resolve_key(self, key: str) -> str | None:
+        return self.name_keys.get(key)
+
+    @property
+    def model_id(self) -> str:
+        return self.backend.model_id if self.backend is not None else "lexical"
+
+    def overlap(self, a: int, b: int) -> float:
+        """How much two skills overlap: cosine of their document vectors (or term Jaccard)."""
+        if self.semantic is not None:
+            va = self.semantic.doc_vectors[a]
+            vb = self.semantic.doc_vectors[b]
+            return float(va @ vb)
+        ta = set(lexical_document(self.skills[a]))
+        tb = set(lexical_document(self.skills[b]))
+        return len(ta & tb) / max(1, len(ta | tb))
+
+    def rows_for(self, names: Sequence[str]) -> tuple[NDArray[np.int64], list[str]]:
+        """Positions of ``names`` (qualified or unique bare), and the names not found."""
+        import numpy as np
+
+        rows: list[int] = []
+        missing: list[str] = []
+        for name in names:
+            i = self.position.get(name)
+            if i is None:
+                qn = self.name_keys.get(name_key(name))
+                i = self.position.get(qn) if qn else None
+            if i is None:
+                missing.append(name)
+            elif i not in rows:
+                rows.append(i)
+        return np.asarray(rows, dtype=np.int64), missing

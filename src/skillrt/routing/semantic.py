@@ -1,0 +1,163 @@
+"""Multi-vector semantic index: one document vector per skill plus its parts.
+
+Each skill has a *document* vector (its name in words + description) and optional
+*part* vectors: each example, and each clause of a description that lists several
+abilities. A skill's semantic evidence combines the document similarity, the best part
+similarity and, with two or more examples, the similarity to the examples' centroid
+(see :func:`combine`). All vectors live in two float32 matrices, so a query costs one
+matrix-vector product per matrix; exact search stays cheap up to ~100k vectors.
+
+Vectors come from :class:`~skillrt.routing.vector_cache.VectorCache`, keyed by the
+sha256 of each text, so an unchanged skill is never embedded again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from skillrt.routing.text import identifier_words
+from skillrt.routing.vector_cache import VectorCache, text_hash
+from skillrt.skills.model import Skill
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from skillrt.routing.embeddings.base import EmbeddingBackend
+
+__all__ = ["SemanticIndex", "SemanticScores", "document_text", "part_texts"]
+
+#: Description text past this many characters adds little to a 256-token model.
+MAX_DOC_CHARS = 1200
+MAX_EXAMPLES = 16
+MAX_CLAUSES = 6
+#: Weights of (document, best part, example centroid) similarity; see :func:`combine`.
+DEFAULT_MIX = (0.45, 0.35, 0.20)
+
+_DESC_SPLIT = re.compile(
+    r"(?<=[.!?;:])\s+|\s*[\n•]\s*|,\s+(?:and\s+|or\s+)?(?=[a-z])"
+    r"|\s+(?:and|or|as well as)\s+(?=[a-z]+(?:s|es|ing)?\s)",
+)
+
+
+def document_text(skill: Skill) -> str:
+    """What the document vector embeds: the name in words, then the description."""
+    desc = " ".join(skill.description.split())[:MAX_DOC_CHARS]
+    return f"{identifier_words(skill.name)}: {desc}"
+
+
+def description_clauses(description: str) -> list[str]:
+    """A description's separate abilities, when it lists more than one."""
+    parts = [p.strip(" ,;.") for p in _DESC_SPLIT.split(" ".join(description.split()))]
+    parts = [p for p in parts if len(p.split()) >= 3]
+    return parts[:MAX_CLAUSES] if len(parts) >= 2 else []
+
+
+def _example_count(skill: Skill) -> int:
+    return min(sum(1 for e in skill.routing.examples if e.strip()), MAX_EXAMPLES)
+
+
+def part_texts(skill: Skill) -> list[str]:
+    """The part vectors' texts: examples first, then description clauses."""
+    examples = [e for e in skill.routing.examples if e.strip()][:MAX_EXAMPLES]
+    return [*examples, *description_clauses(skill.description)]
+
+
+@dataclass(frozen=True)
+class SemanticScores:
+    """Per-skill similarities for one query (all arrays indexed like the skills)."""
+
+    doc: NDArray[np.float32]
+    part: NDArray[np.float32]
+    centroid: NDArray[np.float32]
+    combined: NDArray[np.float32]
+
+
+class SemanticIndex:
+    """Document and part vectors of a fixed list of skills."""
+
+    def __init__(
+        self,
+        skills: Sequence[Skill],
+        backend: EmbeddingBackend,
+        cache: VectorCache,
+        *,
+        mix: tuple[float, float, float] = DEFAULT_MIX,
+    ) -> None:
+        import numpy as np
+
+        self.backend = backend
+        self.mix = mix
+        n = len(skills)
+        docs = [document_text(s) for s in skills]
+        parts: list[list[str]] = [part_texts(s) for s in skills]
+        n_examples = [_example_count(s) for s in skills]
+        flat = [t for p in parts for t in p]
+        items = [(text_hash(t), t) for t in [*docs, *flat]]
+        vectors = cache.get_or_embed(backend, items) if items else np.zeros((0, backend.dim))
+        self.doc_vectors: NDArray[np.float32] = np.ascontiguousarray(vectors[:n], dtype=np.float32)
+        self.part_vectors: NDArray[np.float32] = np.ascontiguousarray(vectors[n:], dtype=np.float32)
+        counts = np.asarray([len(p) for p in parts], dtype=np.int64)
+        self.part_owner: NDArray[np.int64] = np.repeat(np.arange(n), counts)
+        self.has_parts: NDArray[np.bool_] = counts > 0
+        #: Start offset of each skill's parts (only meaningful where has_parts).
+        ends = np.cumsum(counts).astype(np.int64)
+        #: Each skill's parts are rows part_start[i]:part_end[i] of part_vectors.
+        self.part_start: NDArray[np.int64] = ends - counts
+        self.part_end: NDArray[np.int64] = ends
+        # Example centroids for skills with two or more examples.
+        with_centroid = [i for i in range(n) if n_examples[i] >= 2]
+        self.centroid_owner: NDArray[np.int64] = np.asarray(with_centroid, dtype=np.int64)
+        cents = np.zeros((len(with_centroid), backend.dim), dtype=np.float32)
+        for row, i in enumerate(with_centroid):
+            start = int(self.part_start[i])
+            c = self.part_vectors[start : start + n_examples[i]].mean(axis=0)
+            cents[row] = c / max(float(np.linalg.norm(c)), 1e-12)
+        self.centroid_vectors: NDArray[np.float32] = cents
+        self._centroid_row = {i: row for row, i in enumerate(with_centroid)}
+        self.n_skills = n
+
+    def score(self, query_vector: NDArray[np.float32]) -> SemanticScores:
+        """Similarities of every skill to one query vector."""
+        import numpy as np
+
+        q = np.asarray(query_vector, dtype=np.float32)
+        doc = self.doc_vectors @ q
+        part = doc.copy()
+        if len(self.part_vectors):
+            sims = self.part_vectors @ q
+            starts = self.part_start[self.has_parts]
+            part[self.has_parts] = np.maximum.reduceat(sims, starts)
+        centroid = part.copy()
+        if len(self.centroid_vectors):
+            centroid[self.centroid_owner] = self.centroid_vectors @ q
+        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))
+
+    def score_subset(
+        self, query_vector: NDArray[np.float32], rows: NDArray[np.int64]
+    ) -> SemanticScores:
+        """Like :meth:`score` but only for ``rows`` (result arrays are indexed like ``rows``)."""
+        import numpy as np
+
+        q = np.asarray(query_vector, dtype=np.float32)
+        doc = self.doc_vectors[rows] @ q
+        part = doc.copy()
+        centroid = np.empty_like(doc)
+        for k, i in enumerate(rows.tolist()):
+            if self.has_parts[i]:
+                start, end = int(self.part_start[i]), int(self.part_end[i])
+                part[k] = float((self.part_vectors[start:end] @ q).max())
+            c = self._centroid_row.get(i)
+            centroid[k] = float(self.centroid_vectors[c] @ q) if c is not None else part[k]
+        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))
+
+    def combine(
+        self, doc: NDArray[np.float32], part: NDArray[np.float32], centroid: NDArray[np.float32]
+    ) -> NDArray[np.float32]:
+        """Weighted mix of the three similarities (missing kinds fall back to doc/part)."""
+        wd, wp, wc = self.mix
+        out: NDArray[np.float32] = (wd * doc + wp * part + wc * centroid).astype("float32")
+        return out

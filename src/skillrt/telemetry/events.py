@@ -1,0 +1,243 @@
+"""Route events (T1, seed 001 §14): one ``route_events`` row per route.
+
+Every route records ``route_id``, ``query_type``, ``candidate_count``,
+``selected_skills``, ``score_breakdown``, ``latency_ms``, ``tokens_in/out``,
+``execution_result`` and ``fallback_used`` (the last three start as NULL/"pending"/0
+and are filled by :func:`record_route_outcome` once the plan ran), plus the serving
+``config_id``, the ``surface`` (cli, library, mcp, eval) and the embedding model.
+
+Privacy: by default only the query's sha256 and length are stored, never its text;
+``routing.record_query_text: true`` keeps the text too.
+
+Recording never fails or blocks a route: a locked, read-only or broken store costs a
+:class:`TelemetryWarning` and the event, nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+import warnings
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.errors import StoreError
+from skillrt.telemetry.stats import record_routes
+
+if TYPE_CHECKING:
+    from skillrt.routing.plan import RouteResult
+    from skillrt.store.sqlite import Store
+
+__all__ = [
+    "RouteEvent",
+    "TelemetryWarning",
+    "list_route_events",
+    "query_type",
+    "record_route",
+    "record_route_outcome",
+    "route_event",
+]
+
+#: Candidates kept in a stored score breakdown (the best ones; the count is stored too).
+MAX_BREAKDOWN = 20
+EXECUTION_RESULTS = ("pending", "success", "retryable_failure", "fatal_failure", "fallback", "exit")
+
+
+class TelemetryWarning(RuntimeWarning):
+    """A route event or stats update could not be written; the route itself is unaffected."""
+
+
+@dataclass(frozen=True)
+class RouteEvent:
+    """One row of ``route_events``."""
+
+    route_id: str
+    ts: float
+    surface: str
+    config_id: str
+    query_hash: str
+    query_chars: int
+    query_text: str | None
+    query_type: str
+    candidate_count: int
+    selected_skills: tuple[str, ...]
+    score_breakdown: dict[str, dict[str, Any]]
+    routing_reason: str
+    latency_ms: float
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    execution_result: str = "pending"
+    fallback_used: bool = False
+    model_id: str | None = None
+
+
+def query_type(result: RouteResult) -> str:
+    """``explicit`` (a forced skill runs), ``multi``, ``single`` or ``none`` (no skill)."""
+    plan = result.plan
+    if plan.no_skill:
+        return "none"
+    if any(s.forced for s in plan.skills):
+        return "explicit"
+    return "multi" if len(plan.skills) > 1 else "single"
+
+
+def route_event(
+    result: RouteResult,
+    *,
+    surface: str,
+    model_id: str | None = None,
+    record_query_text: bool = False,
+    at: float | None = None,
+) -> RouteEvent:
+    """The event of one route result (nothing is written)."""
+    breakdown: dict[str, dict[str, Any]] = {}
+    for c in result.candidates[:MAX_BREAKDOWN]:
+        s = c.score
+        breakdown[c.name] = {
+            "intent_match": round(s.intent_match, 4),
+            "trigger_match": round(s.trigger_match, 4),
+            "success_rate": round(s.success_rate, 4),
+            "context_readiness": round(s.context_readiness, 4),
+            "cost_penalty": round(s.cost_penalty, 4),
+            "conflict_penalty": round(s.conflict_penalty, 4),
+            "total": round(s.total, 4),
+            "status": c.status,
+            "sources": list(c.sources),
+        }
+    return RouteEvent(
+        route_id=result.route_id,
+        ts=time.time() if at is None else at,
+        surface=surface,
+        config_id=result.config_id,
+        query_hash=hashlib.sha256(result.query.encode("utf-8")).hexdigest(),
+        query_chars=len(result.query),
+        query_text=result.query if record_query_text else None,
+        query_type=query_type(result),
+        candidate_count=len(result.candidates),
+        selected_skills=result.plan.names,
+        score_breakdown=breakdown,
+        routing_reason=result.routing_reason,
+        latency_ms=round(result.latency_ms, 3),
+        model_id=model_id,
+    )
+
+
+def record_route(
+    store: Store | None,
+    result: RouteResult,
+    *,
+    surface: str,
+    model_id: str | None = None,
+    record_query_text: bool = False,
+    update_stats: bool = True,
+) -> RouteEvent | None:
+    """Write the route's event (and per-skill route counts); None when it could not be."""
+    if store is None:
+        return None
+    event = route_event(
+        result, surface=surface, model_id=model_id, record_query_text=record_query_text
+    )
+    try:
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO route_events(route_id, ts, surface, config_id, query_hash, "
+                "query_chars, query_text, query_type, candidate_count, selected_skills, "
+                "score_breakdown, routing_reason, latency_ms, tokens_in, tokens_out, "
+                "execution_result, fallback_used, model_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    event.route_id,
+                    event.ts,
+                    event.surface,
+                    event.config_id,
+                    event.query_hash,
+                    event.query_chars,
+                    event.query_text,
+                    event.query_type,
+                    event.candidate_count,
+                    json.dumps(list(event.selected_skills), ensure_ascii=False),
+                    json.dumps(event.score_breakdown, ensure_ascii=False),
+                    event.routing_reason,
+                    event.latency_ms,
+                    event.tokens_in,
+                    event.tokens_out,
+                    event.execution_result,
+                    int(event.fallback_used),
+                    event.model_id,
+                ),
+            )
+            if update_stats:
+                record_routes(
+                    conn,
+                    [c.name for c in result.candidates],
+                    result.plan.names,
+                    at=event.ts,
+                )
+    except (sqlite3.Error, StoreError, OSError) as exc:
+        _warn(f"route {result.route_id} was not recorded: {exc}")
+        return None
+    return event
+
+
+def record_route_outcome(
+    store: Store,
+    route_id: str,
+    *,
+    execution_result: str,
+    tokens_in: int | None = None,
+    tokens_out: int | None = None,
+    fallback_used: bool | None = None,
+) -> bool:
+    """Fill in how the plan of ``route_id`` ran; False when the route or store is missing."""
+    if execution_result not in EXECUTION_RESULTS:
+        raise ValueError(
+            f"execution_result must be one of {', '.join(EXECUTION_RESULTS)}, "
+            f"got {execution_result!r}"
+        )
+    try:
+        with store.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE route_events SET execution_result = ?, "
+                "tokens_in = COALESCE(?, tokens_in), tokens_out = COALESCE(?, tokens_out), "
+                "fallback_used = COALESCE(?, fallback_used) WHERE route_id = ?",
+                (
+                    execution_result,
+                    tokens_in,
+                    tokens_out,
+                    None if fallback_used is None else int(fallback_used),
+                    route_id,
+                ),
+            )
+            return cur.rowcount > 0
+    except (sqlite3.Error, StoreError, OSError) as exc:
+        _warn(f"outcome of route {route_id} was not recorded: {exc}")
+        return False
+
+
+def list_route_events(store: Store, *, limit: int = 100) -> list[RouteEvent]:
+    """The latest route events, newest first."""
+    rows = (
+        store.connection()
+        .execute(
+            "SELECT route_id, ts, surface, config_id, query_hash, query_chars, query_text, "
+            "query_type, candidate_count, selected_skills, score_breakdown, routing_reason, "
+            "latency_ms, tokens_in, tokens_out, execution_result, fallback_used, model_id "
+            "FROM route_events ORDER BY ts DESC LIMIT ?",
+            (limit,),
+        )
+        .fetchall()
+    )
+    out = []
+    for r in rows:
+        values = list(r)
+        values[9] = tuple(json.loads(values[9]))
+        values[10] = json.loads(values[10])
+        values[16] = bool(values[16])
+        out.append(RouteEvent(*values))
+    return out
+
+
+def _warn(message: str) -> None:
+    warnings.warn(message, TelemetryWarning, stacklevel=3)

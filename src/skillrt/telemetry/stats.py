@@ -1,0 +1,149 @@
+"""Per-skill counters (T2): how often a skill was routed, selected, run, and succeeded.
+
+The router reads them for the ``success_rate`` term and cold-start damping; the
+dispatcher calls :func:`record_execution` after each run. Counters live in the
+``skill_stats`` table (migration 3), keyed by qualified skill name.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from skillrt.errors import StoreError
+from skillrt.skills.model import Skill
+from skillrt.store.sqlite import Store
+
+__all__ = ["SkillStats", "record_execution", "record_routes", "skill_stats"]
+
+_COLUMNS = (
+    "name, routes, selections, executions, successes, failures, fallbacks, "
+    "latency_ms_total, tokens_in, tokens_out, last_routed_at, last_executed_at"
+)
+#: Names per ``IN (...)`` lookup (SQLite's host-parameter limit is 999 in old builds).
+_CHUNK = 500
+
+
+@dataclass(frozen=True)
+class SkillStats:
+    """Counters of one skill. ``routes`` counts the routes where it was a scored candidate."""
+
+    name: str
+    routes: int = 0
+    selections: int = 0
+    executions: int = 0
+    successes: int = 0
+    failures: int = 0
+    fallbacks: int = 0
+    latency_ms_total: float = 0.0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    last_routed_at: float | None = None
+    last_executed_at: float | None = None
+
+    @property
+    def success_rate(self) -> float | None:
+        """Successes / executions, or None before the first execution."""
+        return self.successes / self.executions if self.executions else None
+
+    @property
+    def fallback_rate(self) -> float | None:
+        return self.fallbacks / self.executions if self.executions else None
+
+    @property
+    def avg_latency_ms(self) -> float | None:
+        return self.latency_ms_total / self.executions if self.executions else None
+
+    @property
+    def avg_tokens(self) -> float | None:
+        return (self.tokens_in + self.tokens_out) / self.executions if self.executions else None
+
+
+def _name(skill: Skill | str) -> str:
+    return skill.qualified_name if isinstance(skill, Skill) else skill
+
+
+def record_execution(
+    store: Store,
+    skill: Skill | str,
+    *,
+    success: bool,
+    latency_ms: float = 0.0,
+    tokens_in: int | None = 0,
+    tokens_out: int | None = 0,
+    fallback_used: bool = False,
+) -> None:
+    """Count one execution of ``skill`` (atomic upsert). Raises StoreError on failure."""
+    name = _name(skill)
+    try:
+        with store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO skill_stats(name, executions, successes, failures, fallbacks, "
+                "latency_ms_total, tokens_in, tokens_out, last_executed_at) "
+                "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
+                "executions = executions + 1, successes = successes + excluded.successes, "
+                "failures = failures + excluded.failures, "
+                "fallbacks = fallbacks + excluded.fallbacks, "
+                "latency_ms_total = latency_ms_total + excluded.latency_ms_total, "
+                "tokens_in = tokens_in + excluded.tokens_in, "
+                "tokens_out = tokens_out + excluded.tokens_out, "
+                "last_executed_at = excluded.last_executed_at",
+                (
+                    name,
+                    int(success),
+                    int(not success),
+                    int(fallback_used),
+                    float(latency_ms or 0.0),
+                    int(tokens_in or 0),
+                    int(tokens_out or 0),
+                    time.time(),
+                ),
+            )
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot record stats for {name}: {exc}", skill=name) from exc
+
+
+def record_routes(
+    conn: sqlite3.Connection,
+    candidates: Iterable[str],
+    selected: Sequence[str],
+    *,
+    at: float | None = None,
+) -> None:
+    """Count one route for each candidate and one selection for each selected skill.
+
+    Runs on the caller's connection, inside the caller's transaction.
+    """
+    now = time.time() if at is None else at
+    chosen = set(selected)
+    names = list(dict.fromkeys([*candidates, *selected]))
+    rows = [(name, int(name in chosen), now) for name in names]
+    conn.executemany(
+        "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES (?, 1, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET routes = routes + 1, "
+        "selections = selections + excluded.selections, last_routed_at = excluded.last_routed_at",
+        rows,
+    )
+
+
+def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
+    """Stats by qualified name (all skills, or only ``names``); unseen skills are absent."""
+    try:
+        conn = store.connection()
+        if names is None:
+            rows = conn.execute(f"SELECT {_COLUMNS} FROM skill_stats").fetchall()
+        else:
+            wanted = list(dict.fromkeys(names))
+            rows = []
+            for start in range(0, len(wanted), _CHUNK):
+                chunk = wanted[start : start + _CHUNK]
+                rows += conn.execute(
+                    f"SELECT {_COLUMNS} FROM skill_stats WHERE name IN "
+                    f"({', '.join('?' * len(chunk))})",
+                    chunk,
+                ).fetchall()
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read skill stats: {exc}") from exc
+    return {row[0]: SkillStats(*tuple(row)) for row in rows}
