@@ -393,3 +393,15 @@ def test_python_dash_m(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["catalog"].startswith("<available_skills>")
+
+
+def test_config_home_dir_beats_the_environment(
+    home: Path, tmp_path: Path, make_skill: Make, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make_skill("from-env-home", root=Path(os.environ["HOME"]) / ".agents" / "skills")
+    make_skill("from-config-home", root=tmp_path / "other-home" / ".agents" / "skills")
+    _, data, _ = run(capsys, "list", "--json")
+    assert [(s["name"], s["source"]) for s in data["skills"]] == [("from-env-home", "user")]
+    write_config(home, f"discovery:\n  home_dir: {tmp_path / 'other-home'}\n")
+    _, data, _ = run(capsys, "list", "--json")
+    assert [s["name"] for s in data["skills"]] == ["from-config-home"]

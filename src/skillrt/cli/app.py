@@ -62,6 +62,8 @@ class CliContext:
             config = config.replace_section(state_dir=Path(state).resolve())
         import dataclasses
 
+        if config.discovery.home_dir is not None:
+            return config  # the config file named it
         home = os.environ.get("HOME")
         discovery = dataclasses.replace(config.discovery, home_dir=Path(home) if home else None)
         return config.replace_section(discovery=discovery)
