@@ -134,6 +134,8 @@ class DispatchService:
         spec = spec or RunnerSpec()
         if spec.dry_run:
             return DryRunRunner()
+        if environ is None:
+            environ = self.runtime.env
         return build_runner(
             self.config.execution,
             runner=spec.runner,
@@ -152,8 +154,11 @@ class DispatchService:
         environ: Mapping[str, str] | None = None,
         run_id: str | None = None,
     ) -> Dispatcher:
+        """A dispatcher over the runtime; ``environ`` defaults to the runtime's ``env``."""
         from skillrt.loading.report import observations_dir
 
+        if environ is None:
+            environ = self.runtime.env
         run_id = run_id or new_id("run")
         return Dispatcher(
             self.runtime.registry,
