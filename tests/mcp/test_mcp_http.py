@@ -103,14 +103,6 @@ def test_http_refuses_foreign_host_header(catalogue: Path, state: Path) -> None:
         assert conn.getresponse().status in (400, 403, 421)
 
 
-# TEMPORARY until the router lands in SkillRuntime (issue 5): route_skills needs it.
-needs_router = pytest.mark.skipif(
-    not hasattr(__import__("skillrt.runtime", fromlist=["SkillRuntime"]).SkillRuntime, "route"),
-    reason="SkillRuntime.route is not built yet",
-)
-
-
-@needs_router
 @pytest.mark.slow
 def test_eight_clients_soak(catalogue: Path, state: Path) -> None:
     """8 clients call route_skills and activate_skill at once for SOAK_S seconds: no error,
@@ -147,6 +139,7 @@ def test_eight_clients_soak(catalogue: Path, state: Path) -> None:
         anyio.run(scenario, url)
         assert proc.poll() is None, "server died"
         recorded = route_events(state)
+    print(f"soak {SOAK_S:.0f}s x {CLIENTS} clients: {calls}, route events {recorded}")
     assert errors == []
     assert calls["route"] > CLIENTS and calls["activate"] > CLIENTS
     assert recorded == calls["route"], (recorded, calls)

@@ -174,11 +174,10 @@ class SkillService:
 
     def _warm(self) -> None:
         """Route once without recording, so the router index exists before requests."""
-        route = getattr(self.runtime, "route", None)
-        if not callable(route):
+        if not callable(getattr(self.runtime, "route", None)):
             return
         try:
-            route("warm up the skill router", surface="mcp", record=False)
+            self._route("warm up the skill router", record=False)
         except Exception:  # a warm-up failure must not stop the server; requests report it
             log.warning("router warm-up failed", exc_info=True)
 
@@ -293,17 +292,22 @@ class SkillService:
             )
         return fn  # type: ignore[no-any-return]
 
+    def _route(self, query: str, *, record: bool) -> Any:
+        """Route through the runtime's router (``record=False``: the caller records)."""
+        self._require("route")
+        router = self.runtime.router
+        return router.route(query, surface="mcp", record=record)
+
     def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
-        route = self._require("route")
         query = args["query"]
         attrs = {"skillrt.surface": "mcp", "skillrt.query_chars": len(query)}
         with span("skillrt.route", attrs) as sp:
             if self.events is not None:
-                result = route(query, surface="mcp", record=False)
+                result = self._route(query, record=False)
                 self.events.submit(result, surface="mcp", model_id=self._model_id())
             else:
-                result = route(query, surface="mcp")
-            sp.set_attribute("skillrt.route_id", getattr(result, "route_id", ""))
+                result = self._route(query, record=self.runtime.config.telemetry.enabled)
+            sp.set_attribute("skillrt.route_id", result.route_id)
         return _json_outcome(result)
 
     def _model_id(self) -> str | None:
