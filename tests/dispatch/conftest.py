@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
-from execution.support import make_runtime
 from skillrt.runtime import SkillRuntime
+
+from .support import EXAMPLES, make_runtime
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import EXAMPLES, REPO
-from execution.support import scripted
 from skillrt.cli.app import main
 from skillrt.dispatch.prompt import header_yaml_in
+
+from .support import EXAMPLES, REPO, scripted
 
 
 @pytest.fixture

@@ -7,13 +7,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from execution.support import ENV, make_runtime, scripted
 from skillrt.dispatch.dispatcher import DispatchRequest
 from skillrt.dispatch.errors import UnknownRole
 from skillrt.dispatch.prompt import header_yaml_in
 from skillrt.errors import ConfigError, SkillDisabled, SkillNotFound, UsageError
 from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
+
+from .support import ENV, make_runtime, scripted
 
 
 def sections(prompt: str) -> list[str]:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SHARED
-from execution.support import make_runtime
 from skillrt.config import RootConfig
 from skillrt.dispatch.edges import EdgeIndex, NameIndex, extract_edges, mask_code
 from skillrt.skills.model import Skill
+
+from .support import SHARED, make_runtime
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SUPERPOWERS = SHARED / "corpora" / "obra-superpowers" / "skills"

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import make_runtime
 from skillrt.dispatch.dispatcher import DispatchRequest
 from skillrt.dispatch.guards import first_blocking_guard
 from skillrt.dispatch.header import Identity, Policy, RuntimeHeader, Trace
@@ -17,6 +16,8 @@ from skillrt.errors import (
     SkillReentryBlocked,
 )
 from skillrt.execution.runners import DryRunRunner
+
+from .support import make_runtime
 
 CONTEXT_FIELDS = {"request_id", "current_skill", "target_skill", "depth", "skill_stack"}
 

@@ -8,9 +8,10 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from execution.support import make_runtime
 from skillrt.dispatch.dispatcher import DispatchRequest
 from skillrt.execution.runners import DryRunRunner
+
+from .support import make_runtime
 
 NAMES = [f"node-{i}" for i in range(6)]
 

@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import make_runtime
 from skillrt.dispatch.dispatcher import DispatchRequest
 from skillrt.dispatch.errors import UnknownRole
 from skillrt.dispatch.roles import DEFAULT_ROLES, RoleGuides
 from skillrt.errors import ConfigError
 from skillrt.execution.runners import DryRunRunner
+
+from .support import make_runtime
 
 
 def test_default_roles_ship_with_real_guides() -> None:

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO
 from skillrt.dispatch.rules import RoutingRules
 from skillrt.errors import ConfigError
 from skillrt.execution.runners import DryRunRunner
 from skillrt.routing.plan import ActivationPlan, PlannedSkill, RouteResult
+
+from .support import REPO
 
 RULES = {
     "version": 1,

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import ENV, scripted
 from skillrt.dispatch.prompt import header_yaml_in
 from skillrt.dispatch.run_skill import find_run_skill_calls, parse_run_skill
 from skillrt.execution.runners import DryRunRunner
+
+from .support import ENV, make_runtime, scripted
 
 
 @pytest.mark.parametrize(
@@ -107,7 +108,6 @@ def test_depth_limit_is_two_by_default(examples_rt) -> None:
 
 
 def test_depth_limit_from_config(make_skill, tmp_path: Path) -> None:
-    from execution.support import make_runtime
 
     make_skill("aa-x")
     rt = make_runtime(tmp_path / "skills", tmp=tmp_path, dispatch={"run_skill_max_depth": 1})

@@ -15,6 +15,9 @@ from skillrt.execution.runners import CommandRunner
 from skillrt.runtime import SkillRuntime
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
+SHARED = REPO.parent / "shared"
+EXAMPLES = REPO / "examples" / "skills"
 SCRIPT = HERE / "scripted_runner.py"
 #: The environment runners get in tests: enough to find python, nothing else.
 ENV = {"PATH": os.environ.get("PATH", os.defpath)}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from execution.support import make_runtime
 from skillrt.errors import RunnerError, SkillrtError
 from skillrt.execution.errors import IllegalTransition
 from skillrt.execution.fallback import (
@@ -17,6 +16,8 @@ from skillrt.execution.fallback import (
 )
 from skillrt.execution.records import ExecutionRecorder, list_transitions
 from skillrt.store.sqlite import Store
+
+from .support import make_runtime
 
 SEED_EDGES = {
     ("selected", "running"),

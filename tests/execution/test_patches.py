@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import make_runtime
 from skillrt.execution.errors import PatchConflict, PatchNotFound, PatchRejected
 from skillrt.execution.patches import (
     FileChange,
@@ -24,6 +23,8 @@ from skillrt.execution.patches import (
     revert_patch,
 )
 from skillrt.store.sqlite import Store
+
+from .support import make_runtime
 
 SKILL_MD = (
     "---\nname: fixme-x\ndescription: A skill to repair.\nallowed-tools: Read\n---\n"

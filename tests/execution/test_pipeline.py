@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import ENV, make_runtime, scripted
 from skillrt.dispatch.service import forced_plan
 from skillrt.execution.pipeline import PlanSource
 from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
 from skillrt.routing.plan import ActivationPlan, PlannedSkill, RouteResult
 from skillrt.telemetry.stats import skill_stats
+
+from .support import ENV, make_runtime, scripted
 
 
 def plan(*groups: tuple[str, ...], fallback: tuple[str, ...] = ()) -> ActivationPlan:

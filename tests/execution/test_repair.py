@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import ENV, make_runtime, scripted
 from skillrt.execution.fallback import StateMachine
 from skillrt.execution.patches import list_patches
 from skillrt.execution.records import list_transitions
@@ -20,6 +19,8 @@ from skillrt.execution.repair import (
     list_repair_attempts,
 )
 from skillrt.skills.model import Skill
+
+from .support import ENV, make_runtime, scripted
 
 SEED_12 = {
     ("failure_detected", "repair_eligibility_check"),

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from execution.support import ENV, scripted
 from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError
 from skillrt.execution.errors import RunnerTimeout
@@ -21,6 +20,8 @@ from skillrt.execution.runners import (
     build_runner,
     minimal_env,
 )
+
+from .support import ENV, scripted
 
 PY = shlex.quote(sys.executable)
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
-from execution.support import ENV, make_runtime, scripted
+from .support import ENV, EXAMPLES, make_runtime, scripted
 
 pytest.importorskip("skillrt.routing.router")
 
