@@ -95,9 +95,20 @@ class SkillRuntime:
         return self._registry
 
     def refresh(self) -> SkillRegistry:
-        """Re-walk the roots (cheap for unchanged skills: the index cache answers)."""
-        self._registry = None
-        return self.registry
+        """Re-walk the roots (cheap for unchanged skills: the index cache answers).
+
+        The new registry replaces the old one in one assignment, so a thread reading
+        ``registry`` meanwhile (a long-lived server) sees the old or the new one, never
+        none (which would start a second discovery).
+        """
+        registry = SkillRegistry.discover(
+            self.config.discovery,
+            project_dir=self.config.project_dir,
+            store=self.store,
+            explicit_roots=self.explicit_roots,
+        )
+        self._registry = registry
+        return registry
 
     def list(self, *, include_disabled: bool = True) -> builtins.list[SkillEntry]:
         return self.registry.list(include_disabled=include_disabled)

@@ -43,6 +43,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("skillrt.mcp")
 
+#: Tools that may run for minutes (a delegated runner call): they do not hold the
+#: read lock, so a hot reload never waits for them, and nothing waits behind that
+#: reload. They are safe without it: the runtime swaps registries atomically.
+UNLOCKED_TOOLS = frozenset({"run_skill"})
 #: Page sizes of resources/list and skills/list.
 RESOURCES_PAGE = 500
 SKILLS_PAGE = 100
@@ -259,6 +263,8 @@ class SkillService:
                 known = ", ".join(sorted(self._handlers))
                 raise UsageError(f"unknown tool '{name}' (tools: {known})", tool=name)
             args = check_arguments(spec, arguments)
+            if name in UNLOCKED_TOOLS:
+                return self._handlers[name](args)
             with self._lock.read():
                 return self._handlers[name](args)
         except SkillrtError as err:
