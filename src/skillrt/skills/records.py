@@ -152,13 +152,32 @@ _PLAIN_KEYS = frozenset(
 )
 
 
-def _fresh_defaults(
+def _template(
     plain: dict[str, Any], factories: tuple[tuple[str, Any], ...]
-) -> dict[str, Any]:
-    state = dict(plain)
+) -> tuple[dict[str, Any], tuple[tuple[str, Any], ...]]:
+    """Defaults to copy per instance, and the factories that must run per instance.
+
+    Frozen values (``RoutingMeta()``, ``Prerequisites()``) are immutable, so one default
+    instance is shared; mutable ones (the ``metadata`` and ``extra`` dicts) are made anew.
+    """
+    template = dict(plain)
+    per_instance = []
     for name, factory in factories:
-        # The frozen routing values are shared safely; dicts are made per instance.
-        state[name] = _ROUTING_DEFAULTS if factory is RoutingMeta else factory()
+        if factory in (RoutingMeta, Prerequisites):
+            template[name] = factory()
+        else:
+            per_instance.append((name, factory))
+    return template, tuple(per_instance)
+
+
+_SKILL_TEMPLATE = _template(_SKILL_PLAIN, _SKILL_FACTORIES)
+_ROUTING_TEMPLATE = _template(_ROUTING_PLAIN, _ROUTING_FACTORIES)
+
+
+def _fresh_defaults(template: tuple[dict[str, Any], tuple[tuple[str, Any], ...]]) -> dict[str, Any]:
+    state = template[0].copy()
+    for name, factory in template[1]:
+        state[name] = factory()
     return state
 
 
@@ -175,15 +194,27 @@ def _new(cls: type[Any], state: dict[str, Any]) -> Any:
     return obj
 
 
+_ROUTING_KEYS = frozenset(
+    {"triggers", "anti_triggers", "examples", "cost_hint", "parallel_safe", "always", "bins", "env"}
+)
+
+
 def _routing_from(r: dict[str, Any]) -> RoutingMeta:
-    state = _fresh_defaults(_ROUTING_PLAIN, _ROUTING_FACTORIES)
-    for key, value in r.items():
-        if key in ("triggers", "anti_triggers", "examples"):
-            state[key] = tuple(value)
-        elif key in ("cost_hint", "parallel_safe", "always"):
-            state[key] = value
-        elif key not in ("bins", "env"):
-            raise KeyError(key)
+    if not _ROUTING_KEYS.issuperset(r):
+        raise KeyError("unknown routing key in cache record")
+    state = _fresh_defaults(_ROUTING_TEMPLATE)
+    if "triggers" in r:
+        state["triggers"] = tuple(r["triggers"])
+    if "anti_triggers" in r:
+        state["anti_triggers"] = tuple(r["anti_triggers"])
+    if "examples" in r:
+        state["examples"] = tuple(r["examples"])
+    if "cost_hint" in r:
+        state["cost_hint"] = r["cost_hint"]
+    if "parallel_safe" in r:
+        state["parallel_safe"] = r["parallel_safe"]
+    if "always" in r:
+        state["always"] = r["always"]
     if "bins" in r or "env" in r:
         state["prerequisites"] = _new(
             Prerequisites, {"bins": tuple(r.get("bins", ())), "env": tuple(r.get("env", ()))}
@@ -271,19 +302,17 @@ def cache_build(
     root: Path | None,
 ) -> Skill | BrokenSkill:
     """:func:`cache_loads` for a record that is already decoded."""
-    file_str = str(skill_file)
     raw_diags = rec.get("diagnostics")
-    diags = (
-        tuple(
+    diags: tuple[Diagnostic, ...] = ()
+    if raw_diags:
+        file_str = str(skill_file)
+        diags = tuple(
             Diagnostic(d[0], d[1], d[2], file_str if d[3] is None else d[3], d[4])
             for d in raw_diags
         )
-        if raw_diags
-        else ()
-    )
     if rec.get("broken"):
         return BrokenSkill(path, skill_file, source, namespace, diags)
-    state = _fresh_defaults(_SKILL_PLAIN, _SKILL_FACTORIES)
+    state = _fresh_defaults(_SKILL_TEMPLATE)
     state["path"] = path
     state["skill_file"] = skill_file
     state["namespace"] = namespace
