@@ -6,9 +6,10 @@ Other benches import it (``bench/`` is on ``sys.path`` when a bench runs as a sc
 
     paths = generate_catalogue(Path("/tmp/cat"), 10_000, seed=0)
 
-or run it to write a tree::
+or run it to write a tree (or, with ``--jsonl``, a ``skills.jsonl`` catalogue)::
 
     python bench/gen_skills.py /tmp/cat 10000 [--seed 0] [--body-bytes 2000] [--flat]
+    python bench/gen_skills.py /tmp/skills.jsonl 10000 --jsonl
 
 The tree looks like real catalogues: skills grouped into category folders (depth 2-3),
 a share of them inside Claude-style plugins (``.claude-plugin/plugin.json`` gives the
@@ -238,6 +239,34 @@ def generate_catalogue(
     return write_catalogue(root, specs, body_bytes=body_bytes)
 
 
+def spec_record(spec: SkillSpec) -> dict[str, object]:
+    """A ``skills.jsonl`` record of ``spec`` (the shape ``skillrt.eval`` catalogues use)."""
+    record: dict[str, object] = {
+        "name": spec.name,
+        "description": spec.description,
+        "triggers": list(spec.triggers),
+        "anti_triggers": list(spec.anti_triggers),
+        "cost_hint": spec.cost_hint,
+        "parallel_safe": spec.parallel_safe,
+    }
+    if spec.namespace:
+        record["namespace"] = spec.namespace
+    if spec.bins or spec.env:
+        record["prerequisites"] = {"bins": list(spec.bins), "env": list(spec.env)}
+    return record
+
+
+def write_jsonl(path: Path, specs: list[SkillSpec] | Iterator[SkillSpec]) -> int:
+    """Write ``specs`` as a JSONL catalogue (no folders); return the number written."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with path.open("w", encoding="utf-8") as fh:
+        for spec in specs:
+            fh.write(json.dumps(spec_record(spec), ensure_ascii=False) + "\n")
+            count += 1
+    return count
+
+
 def generate_roots(
     base: Path, n: int, *, per_root: int = 1000, seed: int = 0, body_bytes: int = 2000
 ) -> list[Path]:
@@ -261,7 +290,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--body-bytes", type=int, default=2000)
     parser.add_argument("--plugin-share", type=float, default=0.1)
     parser.add_argument("--flat", action="store_true", help="every skill directly under root")
+    parser.add_argument(
+        "--jsonl", action="store_true", help="write ROOT as a skills.jsonl file, not folders"
+    )
     args = parser.parse_args(argv)
+    if args.jsonl:
+        specs = iter_specs(args.n, seed=args.seed, plugin_share=args.plugin_share)
+        print(f"wrote {write_jsonl(args.root, specs)} records to {args.root}")
+        return 0
     dirs = generate_catalogue(
         args.root,
         args.n,
