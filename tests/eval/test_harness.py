@@ -1,0 +1,89 @@
+"""Eval metrics on tiny hand-made data: exact expected numbers."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillrt.config import RoutingConfig
+from skillrt.eval.datasets import LabelledQuery
+from skillrt.eval.harness import QueryOutcome, evaluate, percentile, summarise
+from skillrt.routing.router import Router
+
+from routing.conftest import catalogue
+
+
+def outcome(expected, selected, ranking, latency=1.0):  # type: ignore[no-untyped-def]
+    return QueryOutcome("q", tuple(expected), tuple(selected), tuple(ranking), latency)
+
+
+def test_metrics_exact() -> None:
+    outcomes = [
+        # single-skill queries
+        outcome(["a"], ["a"], ["a", "b", "c"], 1.0),  # top1 hit, selected ok
+        outcome(["a"], [], ["b", "a", "c"], 2.0),  # r@3 hit, answered no-skill
+        outcome(["b"], ["c"], ["c", "d", "e", "f", "b"], 3.0),  # only r@5
+        outcome(["c"], ["c"], ["c"], 4.0),
+        # multi-skill
+        outcome(["a", "b"], ["a", "c"], ["a", "c", "x", "y", "z", "b"], 5.0),
+        # no-skill queries
+        outcome([], [], ["a"], 6.0),  # TP
+        outcome([], ["a"], ["a"], 7.0),  # FN
+    ]
+    r = summarise(outcomes)
+    assert r.top1 == r.recall_at_1 == 2 / 4
+    assert r.recall_at_3 == 3 / 4
+    assert r.recall_at_5 == 4 / 4
+    assert r.selected_accuracy == 2 / 4
+    assert r.macro_top1 == pytest.approx((1 / 2 + 0 + 1) / 3)
+    assert r.set_precision == 1 / 2 and r.set_recall == 1 / 2 and r.set_f1 == 1 / 2
+    assert r.multi_recall_at_5 == 1 / 2 and r.multi_recall_at_10 == 1.0
+    assert r.no_skill_precision == 1 / 2  # predicted none twice, once right
+    assert r.no_skill_recall == 1 / 2
+    assert r.no_skill_f1 == 1 / 2
+    assert r.latency_ms["p50"] == 4.0 and r.latency_ms["max"] == 7.0
+    assert r.counts == {
+        "queries": 7,
+        "single": 4,
+        "multi": 1,
+        "no_skill": 2,
+        "predicted_no_skill": 2,
+        "with_candidates": 0,
+    }
+    pairs = {(c.expected, c.predicted): c.count for c in r.confusion}
+    assert pairs == {("a", "(none)"): 1, ("b", "c"): 1, ("(none)", "a"): 1}
+    data = r.to_dict()
+    assert "outcomes" not in data and 0 <= data["no_skill_f1"] <= 1
+
+
+def test_metrics_without_a_category_are_none() -> None:
+    r = summarise([outcome(["a"], ["a"], ["a"])])
+    assert r.set_precision is None and r.no_skill_recall is None and r.no_skill_f1 is None
+
+
+def test_percentile() -> None:
+    assert percentile([], 50) == 0.0
+    assert percentile([1, 2, 3, 4], 50) == 2.5
+    assert percentile([5], 95) == 5
+
+
+def test_evaluate_routes_within_candidates() -> None:
+    router = Router.from_skills(
+        catalogue(), RoutingConfig(use_stats=False), backend="hashing", record=False
+    )
+    queries = [
+        LabelledQuery("do a code review of my pull request", ("code-review",)),
+        LabelledQuery("rebase my branch with git", ("git-helper",), ("git-helper", "code-review")),
+        LabelledQuery("tell me a joke about penguins", ()),
+        # The right skill is not among the candidates: the answer must come from them.
+        LabelledQuery("do a code review of my pull request", (), ("weather-report",)),
+    ]
+    seen: list[int] = []
+    report = evaluate(router, queries, progress=lambda d, t: seen.append(d), keep_outcomes=True)
+    assert seen == [1, 2, 3, 4]
+    assert report.top1 == 1.0 and report.recall_at_5 == 1.0
+    assert report.counts["with_candidates"] == 2
+    assert report.outcomes[1].ranking[0] == "git-helper"
+    assert set(report.outcomes[1].ranking) <= {"git-helper", "code-review"}
+    assert set(report.outcomes[3].ranking) <= {"weather-report"}
+    assert report.no_skill_recall == 1.0
+    assert report.catalog_size == 5 and report.threshold == 0.65
