@@ -9,9 +9,8 @@ from typing import Any
 
 import pytest
 
-from skillrt.cli.app import main
-
 from conftest import EXAMPLES
+from skillrt.cli.app import main
 
 HASHING = "hashing"
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from routing.conftest import catalogue
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery
 from skillrt.eval.harness import QueryOutcome, evaluate, percentile, summarise
 from skillrt.routing.router import Router
-
-from routing.conftest import catalogue
 
 
 def outcome(expected, selected, ranking, latency=1.0):  # type: ignore[no-untyped-def]

@@ -63,7 +63,7 @@ def test_every_route_writes_all_t1_fields(tmp_path: Path) -> None:
     assert set(rows) == {res.route_id for res in results}
     for res in results:
         row = rows[res.route_id]
-        assert T1_COLUMNS <= set(row)
+        assert set(row) >= T1_COLUMNS
         assert row["query_hash"] == hashlib.sha256(res.query.encode()).hexdigest()
         assert row["query_text"] is None  # privacy default: no raw text
         assert row["query_chars"] == len(res.query)

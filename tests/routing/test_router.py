@@ -12,6 +12,7 @@ import pytest
 from skillrt.config import RoutingConfig
 from skillrt.routing.router import Router
 from skillrt.store.sqlite import MEMORY, Store
+
 from .conftest import SkillMaker, catalogue, make
 
 CFG = RoutingConfig(use_stats=False)
