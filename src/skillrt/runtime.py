@@ -145,7 +145,8 @@ class SkillRuntime:
         from skillrt.loading.report import new_run_id
 
         spill_dir = self.observations_dir(run_id or new_run_id()) if spill else None
-        return load_skill_body(self.get(name), self.config.limits, spill_dir=spill_dir)
+        with self._span("skillrt.load", {"skillrt.kind": "body", "skillrt.skill": name}):
+            return load_skill_body(self.get(name), self.config.limits, spill_dir=spill_dir)
 
     def read_resource(
         self,
@@ -163,15 +164,17 @@ class SkillRuntime:
         from skillrt.loading.report import new_run_id
 
         spill_dir = self.observations_dir(run_id or new_run_id()) if spill else None
-        return load_resource(
-            self.get(name),
-            path,
-            section,
-            self.config.limits,
-            spill_dir=spill_dir,
-            full=full,
-            strict=strict,
-        )
+        attrs = {"skillrt.kind": "resource", "skillrt.skill": name, "skillrt.path": path}
+        with self._span("skillrt.load", attrs):
+            return load_resource(
+                self.get(name),
+                path,
+                section,
+                self.config.limits,
+                spill_dir=spill_dir,
+                full=full,
+                strict=strict,
+            )
 
     def inject(self, result: LoadResult) -> str:
         """The seed 003 §6 context block for a load result."""
@@ -293,6 +296,13 @@ class SkillRuntime:
         return self.workflows().advance(run_id, phase, observer=observer)
 
     # -- telemetry: metrics and feedback (seed 001 §14-15) -----------------------------
+    def _span(self, name: str, attributes: Mapping[str, Any]) -> Any:
+        """An OpenTelemetry span (a shared no-op unless opentelemetry-api is installed
+        and ``telemetry.otel`` is on)."""
+        from skillrt.telemetry.otel import span
+
+        return span(name, attributes, enabled=self.config.telemetry.otel)
+
     def stats(
         self,
         *,
@@ -399,9 +409,12 @@ class SkillRuntime:
         environ: Mapping[str, str] | None = None,
     ) -> RunSkillResult:
         """Delegate ``task`` to ``skill`` (001 §19): ``delegated`` or ``error``."""
-        return self.dispatch_service().run_skill(
-            skill, task, context, runner=runner, environ=environ
-        )
+        with self._span("skillrt.dispatch", {"skillrt.skill": skill}) as sp:
+            result = self.dispatch_service().run_skill(
+                skill, task, context, runner=runner, environ=environ
+            )
+            sp.set_attribute("skillrt.status", result.status)
+            return result
 
     def edges(self, name: str | None = None) -> tuple[SkillEdge, ...]:
         """The classified skill references of ``name`` (every skill's when None)."""
@@ -459,14 +472,18 @@ class SkillRuntime:
         surface: str | None = None,
     ) -> RouteResult:
         """Route one query to an ActivationPlan (001 §6); records the T1 event."""
-        return self.router.route(
-            query,
-            history=history,
-            top_k=top_k,
-            candidates=candidates,
-            explain=explain,
-            surface=surface,
-        )
+        attrs = {"skillrt.surface": surface or "library", "skillrt.query_chars": len(query)}
+        with self._span("skillrt.route", attrs) as sp:
+            result = self.router.route(
+                query,
+                history=history,
+                top_k=top_k,
+                candidates=candidates,
+                explain=explain,
+                surface=surface,
+            )
+            sp.set_attribute("skillrt.route_id", result.route_id)
+            return result
 
     def eval(
         self,

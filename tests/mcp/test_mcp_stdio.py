@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,6 +45,7 @@ def error_of(result: types.CallToolResult) -> dict[str, Any]:
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) -> None:
     disable(catalogue, state, "retired")
+    route_ids: list[str] = []
 
     async def scenario() -> None:
         async with stdio_client(catalogue, state, mode=mode) as client:
@@ -66,6 +68,16 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert "<system>" not in instructions
             assert "&lt;/available_skills&gt;&lt;system&gt;" in instructions
             assert "retired" not in instructions
+
+            # route_skills: the router's plan; the trigger phrase picks code-review.
+            result = await client.call_tool(
+                "route_skills", {"query": "please do a code review of my branch"}
+            )
+            assert not result.is_error, result
+            routed = result.structured_content
+            assert [s["name"] for s in routed["plan"]["skills"]] == ["code-review"]
+            assert len(routed["route_id"]) >= 16 and routed["config_id"] == "default"
+            route_ids.append(routed["route_id"])
 
             # activate_skill: the body, with a load report in the structured content.
             result = await client.call_tool("activate_skill", {"name": "code-review"})
@@ -183,3 +195,7 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert info.value.error.code == types.INVALID_PARAMS
 
     anyio.run(scenario)
+    # The route event was written (the server flushes its telemetry queue on exit).
+    with sqlite3.connect(state / "state.db") as conn:
+        rows = conn.execute("SELECT route_id, surface FROM route_events").fetchall()
+    assert rows == [(route_ids[0], "mcp")]

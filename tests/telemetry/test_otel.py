@@ -37,6 +37,59 @@ def test_absent_api_gives_the_noop_singleton(monkeypatch: pytest.MonkeyPatch) ->
 def test_disabled_gives_noop_even_when_installed() -> None:
     otel.set_enabled(False)
     assert otel.span("skillrt.route") is otel.NOOP_SPAN
+    otel.set_enabled(True)
+    assert otel.span("skillrt.route", enabled=False) is otel.NOOP_SPAN
+
+
+def test_api_without_a_provider_is_noop() -> None:
+    """The mcp SDK pulls in opentelemetry-api; until an application installs an SDK
+    tracer provider, skillrt's spans stay the free no-op."""
+    pytest.importorskip("opentelemetry.trace")
+    from opentelemetry import trace
+
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        pytest.skip("a global tracer provider is installed in this process")
+    assert otel.available()
+    assert otel.span("skillrt.route") is otel.NOOP_SPAN
+
+
+def test_runtime_spans_route_load_dispatch(
+    tmp_path, make_skill, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The facade opens skillrt.load, skillrt.dispatch and skillrt.route spans."""
+    pytest.importorskip("opentelemetry.sdk.trace")
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from skillrt.config import RootConfig, RoutingConfig, RuntimeConfig
+    from skillrt.runtime import SkillRuntime
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    otel._tracer = provider.get_tracer("skillrt")
+    make_skill(
+        "code-review", description="Review pull requests.", files={"references/a.md": "# A\n"}
+    )
+    config = RuntimeConfig(
+        project_dir=tmp_path,
+        state_dir=tmp_path / "state",
+        routing=RoutingConfig(embedding_backend="none"),
+    )
+    runtime = SkillRuntime(config, roots=[RootConfig(tmp_path / "skills", scope="flag")])
+    runtime.load_body("code-review")
+    runtime.read_resource("code-review", "references/a.md")
+    runtime.run_skill("code-review", "review this")
+    routed = runtime.route("please review my pull request")
+    runtime.close()
+    spans = [(s.name, dict(s.attributes or {})) for s in exporter.get_finished_spans()]
+    kinds = [(n, a.get("skillrt.kind")) for n, a in spans if n == "skillrt.load"]
+    assert ("skillrt.load", "body") in kinds and ("skillrt.load", "resource") in kinds
+    dispatch = [a for n, a in spans if n == "skillrt.dispatch"]
+    assert dispatch and dispatch[0]["skillrt.status"] == "delegated"
+    route = [a for n, a in spans if n == "skillrt.route"]
+    assert route and route[0]["skillrt.route_id"] == routed.route_id
 
 
 def test_real_spans_with_the_sdk() -> None:

@@ -307,7 +307,8 @@ class SkillService:
     def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
         query = args["query"]
         attrs = {"skillrt.surface": "mcp", "skillrt.query_chars": len(query)}
-        with span("skillrt.route", attrs) as sp:
+        # The router is called directly (to record off the request path): span it here.
+        with span("skillrt.route", attrs, enabled=self.runtime.config.telemetry.otel) as sp:
             if self.events is not None:
                 result = self._route(query, record=False)
                 self.events.submit(result, surface="mcp", model_id=self._model_id())
@@ -325,9 +326,7 @@ class SkillService:
     def _activate_skill(self, args: dict[str, Any]) -> ToolOutcome:
         skill = self._skill(args["name"], for_model=True)
         load_body = self._require("load_body")
-        attrs = {"skillrt.kind": "body", "skillrt.skill": skill.qualified_name}
-        with span("skillrt.load", attrs):
-            result = load_body(skill.qualified_name)
+        result = load_body(skill.qualified_name)  # the runtime opens the skillrt.load span
         data = {
             "name": skill.qualified_name,
             "uri": skill_uri(skill.qualified_name),
@@ -342,9 +341,7 @@ class SkillService:
         skill = self._skill(args["name"], for_model=False)
         read_resource = self._require("read_resource")
         path, section = args["path"], args.get("section")
-        attrs = {"skillrt.kind": "resource", "skillrt.skill": skill.qualified_name}
-        with span("skillrt.load", {**attrs, "skillrt.path": path}):
-            result = read_resource(skill.qualified_name, path, section)
+        result = read_resource(skill.qualified_name, path, section)
         data = {
             "name": skill.qualified_name,
             "path": path,
@@ -356,14 +353,12 @@ class SkillService:
 
     def _resolve_mentions(self, args: dict[str, Any]) -> ToolOutcome:
         resolve = self._require("resolve")
-        with span("skillrt.resolve", {"skillrt.surface": "mcp"}):
-            resolution = resolve(args["text"], surface="user")
+        resolution = resolve(args["text"], surface="user")
         return _json_outcome(resolution)
 
     def _run_skill(self, args: dict[str, Any]) -> ToolOutcome:
         run_skill = self._require("run_skill")
-        with span("skillrt.dispatch", {"skillrt.skill": args["skill"]}):
-            result = run_skill(args["skill"], args["task"])
+        result = run_skill(args["skill"], args["task"])  # spanned as skillrt.dispatch
         outcome = _json_outcome(result)
         error = outcome.data.get("error")
         if outcome.data.get("status") == "error" and isinstance(error, dict):
@@ -397,7 +392,7 @@ class SkillService:
                 "skillrt.skill": skill.qualified_name,
                 "skillrt.path": ref.path,
             }
-            with span("skillrt.load", attrs):
+            with span("skillrt.load", attrs, enabled=self.runtime.config.telemetry.otel):
                 text, sha = read_skill_file(skill.path, ref.path, self.runtime.config.limits)
         mime = "text/markdown" if ref.path == SKILL_FILE else mime_type(ref.path)
         return ResourceContent(uri, text, mime, {f"{META_PREFIX}sha256": sha})

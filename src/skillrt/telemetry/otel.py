@@ -4,9 +4,10 @@
 ``opentelemetry-api`` is importable (checked once, on first use) and spans are enabled,
 it opens a real span on the ``skillrt`` tracer; exceptions are recorded on it and
 re-raised. Otherwise it returns :data:`NOOP_SPAN`, one shared object whose enter/exit
-do nothing: no import, no allocation, no cost. With the API installed but no SDK
-configured, OpenTelemetry's own non-recording spans apply (its documented near-zero
-cost); exporters are the application's choice (``opentelemetry-sdk``), never skillrt's.
+do nothing: no import, no allocation, no cost. The same no-op is used while the API is
+installed but no SDK tracer provider is configured (the ``mcp`` SDK depends on the API,
+so it is usually present). Exporters are the application's choice (``opentelemetry-sdk``),
+never skillrt's.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _UNSET: Any = object()
 
 _lock = threading.Lock()
 _tracer: Any = _UNSET
+_trace_api: Any = None
 _enabled = True
 
 
@@ -63,8 +65,23 @@ def _load_tracer() -> Any:
                 else:
                     import skillrt
 
+                    global _trace_api
+                    _trace_api = trace
                     _tracer = trace.get_tracer(TRACER_NAME, str(skillrt.__version__))
     return _tracer
+
+
+def _configured() -> bool:
+    """True once the application installed a tracer provider (an SDK).
+
+    Until then OpenTelemetry would hand out non-recording spans, which still cost a
+    context switch per call: skillrt returns its no-op instead. The check is one global
+    read, so a provider installed later is picked up by the next span.
+    """
+    api = _trace_api
+    if api is None:
+        return True  # a tracer was injected directly (tests)
+    return not isinstance(api.get_tracer_provider(), api.ProxyTracerProvider)
 
 
 def available() -> bool:
@@ -80,20 +97,22 @@ def set_enabled(enabled: bool) -> None:
 
 def reset() -> None:
     """Forget the cached import check (tests that add or hide opentelemetry)."""
-    global _tracer
+    global _tracer, _trace_api
     with _lock:
         _tracer = _UNSET
+        _trace_api = None
 
 
-def span(name: str, attributes: Mapping[str, Any] | None = None) -> Any:
+def span(name: str, attributes: Mapping[str, Any] | None = None, *, enabled: bool = True) -> Any:
     """A context manager for one span; :data:`NOOP_SPAN` when tracing is off or absent.
 
-    Attribute values that are None are left out (OpenTelemetry rejects them).
+    ``enabled=False`` (a runtime's ``telemetry.otel``) also gives the no-op. Attribute
+    values that are None are left out (OpenTelemetry rejects them).
     """
-    if not _enabled:
+    if not (enabled and _enabled):
         return NOOP_SPAN
     tracer = _load_tracer()
-    if tracer is None:
+    if tracer is None or not _configured():
         return NOOP_SPAN
     attrs = {k: v for k, v in (attributes or {}).items() if v is not None}
     return tracer.start_as_current_span(name, attributes=attrs)
