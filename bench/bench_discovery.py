@@ -97,8 +97,17 @@ def naive_baseline(roots: list[Path]) -> float:
     return time.perf_counter() - t0
 
 
+def age(root: Path, seconds: int = 3600) -> None:
+    """Backdate the generated files, as a real catalogue is not seconds old: files
+    modified in the last 2 s are re-verified by content hash on every warm run."""
+    past = time.time_ns() - seconds * 1_000_000_000
+    for path in root.rglob("SKILL.md"):
+        os.utime(path, ns=(past, past))
+
+
 def bench_library(base: Path, n: int, runs: int) -> dict[str, Any]:
     roots = generate_roots(base / "catalogue", n)
+    age(base / "catalogue")
     cold: list[float] = []
     cold_cpu: list[float] = []
     for i in range(max(1, runs // 2)):
@@ -148,6 +157,7 @@ def bench_cli(base: Path, n: int, runs: int) -> dict[str, Any]:
     from gen_skills import generate_catalogue
 
     generate_catalogue(root, n)
+    age(root)
     workdir = base / "cli-project"
     workdir.mkdir()
     env = dict(os.environ, HOME=str(base))

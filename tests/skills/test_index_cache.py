@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,11 +28,19 @@ def discover(root: Path | RootConfig, store: Store | None) -> SkillRegistry:
     return SkillRegistry.discover(cfg, project_dir=Path("/"), store=store, explicit_roots=explicit)
 
 
+def age(root: Path, seconds: int = 3600) -> None:
+    """Backdate every SKILL.md: a real catalogue is not seconds old (see the racy tests)."""
+    past = time.time_ns() - seconds * 1_000_000_000
+    for path in root.rglob("SKILL.md"):
+        os.utime(path, ns=(past, past))
+
+
 @pytest.fixture
 def tree(skills_root: Path, make_skill: Make) -> Path:
     for i in range(5):
         make_skill(f"skill-{i}", root=skills_root)
     make_skill("broken", root=skills_root, raw="no frontmatter\n")
+    age(skills_root)
     return skills_root
 
 
@@ -61,6 +70,41 @@ def test_unchanged_tree_parses_nothing(
     assert (warm.cache_hits, warm.cache_misses) == (6, 0)
     assert warm.skills() == cold.skills()
     assert warm.broken == cold.broken
+
+
+def test_edit_within_one_mtime_tick_is_seen(
+    skills_root: Path, store: Store, make_skill: Make
+) -> None:
+    """Same size, same mtime, other content: only the content hash can tell."""
+    folder = make_skill("racy", description="first version AAAA", root=skills_root)
+    target = folder / "SKILL.md"
+    first = discover(skills_root, store)
+    assert first.get("racy").description == "first version AAAA"
+    st = target.stat()
+    make_skill("racy", description="other version BBBB", root=skills_root)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # the same tick
+    assert target.stat().st_size == st.st_size
+    again = discover(skills_root, store)
+    assert again.get("racy").description == "other version BBBB"
+    assert again.cache_misses == 1
+
+
+def test_recent_file_is_verified_then_settles(
+    skills_root: Path, store: Store, make_skill: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_skill("fresh", root=skills_root)
+    make_skill("fresh-broken", root=skills_root, raw="no frontmatter\n")
+    cold = discover(skills_root, store)
+    assert cold.cache_misses == 2
+    verified = discover(skills_root, store)  # verified by hash, not parsed
+    assert verified.cache_hits == 1  # the broken one is only cached once settled
+    age(skills_root)
+    discover(skills_root, store)  # old now: rows rewritten without the racy mark
+    records = [r[0] for r in store.connection().execute("SELECT record FROM index_cache")]
+    assert len(records) == 2 and not any('"racy"' in r for r in records)
+    forbid_parsing(monkeypatch)
+    settled = discover(skills_root, store)
+    assert (settled.cache_hits, settled.cache_misses) == (2, 0)
 
 
 def test_cached_skills_equal_freshly_parsed_ones(tmp_path: Path, store: Store) -> None:
@@ -120,6 +164,7 @@ def test_new_skill_is_found(tree: Path, store: Store, make_skill: Make) -> None:
     make_skill("newcomer", root=tree)
     again = discover(tree, store)
     assert "newcomer" in again and again.cache_misses == 1
+    assert discover(tree, store).cache_misses == 0  # a recent file: verified, not parsed
 
 
 def test_cached_skill_takes_the_namespace_of_the_root_it_is_found_from(

@@ -1,29 +1,43 @@
 """The parsed-skill index cache: an unchanged SKILL.md is never parsed twice.
 
 Rows are keyed by the skill file's path; a row is fresh while the file's mtime (ns) and
-size match and it was written by this parser version. The content hash is kept for
-consumers (the embedding cache). Writes are batched into one transaction, rows of files
-that are gone are pruned, and a store that cannot be read or written only costs the
-cache (a warning), never the listing.
+size match and it was written by this parser version. A row written while the file was
+only seconds old is also checked against the content hash (sha256 of the Level-1
+bytes) before use, so an edit within one mtime tick is never missed. Writes are
+batched into one transaction, rows of files that are gone are pruned, and a store
+that cannot be read or written only costs the cache (a warning), never the listing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
 import sqlite3
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from skillrt.config import DEFAULT_MAX_FRONTMATTER_BYTES
 from skillrt.errors import StoreError
 from skillrt.skills.model import BrokenSkill, Skill
-from skillrt.skills.reader import PARSER_VERSION
+from skillrt.skills.reader import PARSER_VERSION, read_frontmatter_bytes
 from skillrt.skills.records import cache_build, cache_dumps
 from skillrt.store.sqlite import Store
 
 log = logging.getLogger(__name__)
+
+#: A file modified this recently may be modified again within the same mtime tick (file
+#: times are only as fine as the kernel's clock tick), so mtime and size cannot prove it
+#: unchanged: its row is marked "racy" and checked against the content hash when read
+#: (as git does for its index). Once older, the row is rewritten without the mark.
+RACY_WINDOW_NS = 2_000_000_000
+
+
+def _is_racy(key: FileKey) -> bool:
+    return key.mtime_ns >= time.time_ns() - RACY_WINDOW_NS
 
 
 @dataclass(frozen=True)
@@ -46,6 +60,7 @@ class IndexCache:
     _seen: set[str] = field(default_factory=set)
     hits: int = 0
     misses: int = 0
+    max_frontmatter_bytes: int = DEFAULT_MAX_FRONTMATTER_BYTES
     #: Why the cache could not be used (read or write), for the registry's diagnostics.
     problems: list[str] = field(default_factory=list)
 
@@ -86,8 +101,12 @@ class IndexCache:
             self.misses += 1
             return None
         try:
+            record = self._record(row[2])
+            if record.get("racy") and not self._same_content(key, record["content_hash"]):
+                self.misses += 1
+                return None
             item = cache_build(
-                self._record(row[2]),
+                record,
                 path=path,
                 skill_file=skill_file,
                 namespace=namespace,
@@ -97,8 +116,19 @@ class IndexCache:
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             self.misses += 1  # a corrupt row: parse the file again and overwrite it
             return None
+        if record.get("racy") and not _is_racy(key):
+            self._pending.append((key, item))  # settled now: store it without the flag
         self.hits += 1
         return item
+
+    def _same_content(self, key: FileKey, content_hash: str) -> bool:
+        """Re-read the Level-1 bytes of a file cached while its mtime was still fresh."""
+        try:
+            with open(key.path, "rb") as fh:
+                raw = read_frontmatter_bytes(fh, self.max_frontmatter_bytes)
+        except OSError:
+            return False
+        return hashlib.sha256(raw).hexdigest() == content_hash
 
     def _record(self, index: int) -> Any:
         """The decoded record at ``index``. All rows are decoded in one ``json.loads``
@@ -117,6 +147,8 @@ class IndexCache:
 
     def put(self, key: FileKey, skill: Skill | BrokenSkill) -> None:
         self._seen.add(key.path)
+        if isinstance(skill, BrokenSkill) and _is_racy(key):
+            return  # no content hash to verify it by: cache it once its mtime has settled
         self._pending.append((key, skill))
 
     def flush(self) -> None:
@@ -131,7 +163,7 @@ class IndexCache:
                 k.size,
                 s.content_hash if isinstance(s, Skill) else "",
                 PARSER_VERSION,
-                cache_dumps(s),
+                cache_dumps(s, racy=_is_racy(k)),
             )
             for k, s in self._pending
         ]

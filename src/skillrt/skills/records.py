@@ -222,8 +222,9 @@ def _routing_from(r: dict[str, Any]) -> RoutingMeta:
     return _new(RoutingMeta, state)  # type: ignore[no-any-return]
 
 
-def cache_dumps(item: Skill | BrokenSkill) -> str:
-    """The compact cache record of a freshly parsed skill (location left out)."""
+def cache_dumps(item: Skill | BrokenSkill, *, racy: bool = False) -> str:
+    """The compact cache record of a freshly parsed skill (location left out); ``racy``
+    marks a record whose file was too recent for mtime to prove it unchanged."""
     skill_file = str(item.skill_file) if item.skill_file else None
     diags = [
         [d.code, d.severity, d.message, None if d.path == skill_file else d.path, d.field]
@@ -236,6 +237,8 @@ def cache_dumps(item: Skill | BrokenSkill) -> str:
         "description": item.description,
         "content_hash": item.content_hash,
     }
+    if racy:
+        rec["racy"] = True
     if diags:
         rec["diagnostics"] = diags
     for key in ("license", "compatibility", "argument_hint", "context"):
@@ -326,7 +329,7 @@ def cache_build(
             state[key] = _routing_from(value)
         elif key == "allowed_tools":
             state[key] = tuple(value)
-        elif key != "diagnostics":
+        elif key not in ("diagnostics", "racy"):
             raise KeyError(key)  # a record from another format: parse the file again
     if "name" not in state or "description" not in state:
         raise KeyError("name")

@@ -112,7 +112,7 @@ class SkillRegistry:
         cls, roots: Sequence[Root], config: DiscoveryConfig, *, store: Store | None = None
     ) -> SkillRegistry:
         report = WalkReport(diagnostics=[])
-        cache = IndexCache(store)
+        cache = IndexCache(store, max_frontmatter_bytes=config.max_frontmatter_bytes)
         skills: list[Skill] = []
         broken: list[BrokenSkill] = []
         for root in roots:
