@@ -57,6 +57,7 @@ def cmd_mcp(ctx: CliContext) -> int:
     from skillrt.errors import UsageError
     from skillrt.mcp import serve
     from skillrt.mcp.server import announce_stderr
+    from skillrt.mcp.service import ServeError
 
     args = ctx.args
     logging.basicConfig(
@@ -78,8 +79,6 @@ def cmd_mcp(ctx: CliContext) -> int:
         serve(runtime, http=args.http, config=config, announce=announce_stderr)
     except KeyboardInterrupt:
         return 0
-    except OSError as exc:
-        from skillrt.errors import SkillrtError
-
-        raise SkillrtError(f"cannot serve: {exc}", port=args.http) from exc
+    except OSError as exc:  # the port is taken, no permission, ...
+        raise ServeError(f"cannot serve: {exc}", port=args.http) from exc
     return 0

@@ -64,6 +64,12 @@ class InternalError(SkillrtError):
     code = "E_INTERNAL"
 
 
+class ServeError(SkillrtError):
+    """The server could not start (the port is taken, no permission, ...)."""
+
+    code = "E_SERVE"
+
+
 class FeatureUnavailable(SkillrtError):
     """This build of skillrt has no implementation of the requested stage."""
 
