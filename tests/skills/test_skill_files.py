@@ -136,6 +136,17 @@ def test_unquoted_colon_value_is_repaired_and_reported(tmp_path: Path) -> None:
     assert skill.valid
 
 
+def test_repair_drops_trailing_comments_and_keeps_other_types(tmp_path: Path) -> None:
+    text = (
+        "---\nname: fix\ndescription: Use when: CI fails # see notes\n"
+        "disable-model-invocation: true\ntriggers: [ci, build]\n---\n"
+    )
+    skill = skill_at(write(tmp_path, "fix", text))
+    assert skill.description == "Use when: CI fails"
+    assert skill.disable_model_invocation is True
+    assert skill.routing.triggers == ("ci", "build")
+
+
 def test_angle_brackets_and_ampersands_in_text(tmp_path: Path) -> None:
     text = "---\nname: xml\ndescription: Turns <div> & <span> into components\n---\n"
     assert skill_at(write(tmp_path, "xml", text)).description == (

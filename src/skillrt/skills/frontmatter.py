@@ -22,6 +22,7 @@ MAX_NODES = 50_000
 # A top-level "key: value" line whose value is a plain scalar we may safely quote.
 _TOP_LEVEL = re.compile(r"^([A-Za-z_][\w.-]*)(\s*:[ \t]+)(\S.*?)\s*$")
 _BLOCK_INDICATOR = re.compile(r"^[|>][+-]?\d?[+-]?$")
+_COMMENT = re.compile(r"[ \t]+#")
 # The closing fence: a line that is exactly --- (or ...), trailing whitespace allowed.
 _CLOSING = re.compile(r"^(?:---|\.\.\.)[^\S\n]*$", re.MULTILINE)
 
@@ -195,6 +196,7 @@ def _quote_plain_values(source: str) -> str:
         if m:
             key, sep, value = m.groups()
             if not (value[0] in "\"'[{#!&*" or _BLOCK_INDICATOR.match(value)):
+                value = _COMMENT.split(value, 1)[0]  # " # ..." ends a plain value
                 escaped = value.replace("\\", "\\\\").replace('"', '\\"')
                 line = f'{key}{sep}"{escaped}"'
         out.append(line)
