@@ -6,10 +6,13 @@ Level 1 only: the registry reads frontmatter, never a body.
 from __future__ import annotations
 
 import builtins
+import gc
 import logging
 import os
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,20 +115,21 @@ class SkillRegistry:
         cls, roots: Sequence[Root], config: DiscoveryConfig, *, store: Store | None = None
     ) -> SkillRegistry:
         report = WalkReport(diagnostics=[])
-        cache = IndexCache(store, max_frontmatter_bytes=config.max_frontmatter_bytes)
         skills: list[Skill] = []
         broken: list[BrokenSkill] = []
-        for root in roots:
-            for found in walk_root(root, config, report):
-                item = _load(found, config, cache)
-                if isinstance(item, BrokenSkill):
-                    broken.append(item)
-                else:
-                    skills.append(item)
-        cache.flush()
-        for problem in dict.fromkeys(cache.problems):
-            report.diagnostics.append(Diagnostic("INDEX_CACHE_UNAVAILABLE", "warning", problem))
-        registry = cls(skills, broken=broken, diagnostics=report.diagnostics, store=store)
+        with gc_paused():
+            cache = IndexCache(store, max_frontmatter_bytes=config.max_frontmatter_bytes)
+            for root in roots:
+                for found in walk_root(root, config, report):
+                    item = _load(found, config, cache)
+                    if isinstance(item, BrokenSkill):
+                        broken.append(item)
+                    else:
+                        skills.append(item)
+            cache.flush()
+            for problem in dict.fromkeys(cache.problems):
+                report.diagnostics.append(Diagnostic("INDEX_CACHE_UNAVAILABLE", "warning", problem))
+            registry = cls(skills, broken=broken, diagnostics=report.diagnostics, store=store)
         registry.cache_hits, registry.cache_misses = cache.hits, cache.misses
         return registry
 
@@ -195,6 +199,36 @@ class SkillRegistry:
         from skillrt.skills.catalog import render_catalog
 
         return render_catalog(self, budget=budget, usage=usage).text
+
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0
+_gc_resume = False
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while a catalogue is built.
+
+    Discovery allocates a few objects per skill and creates no reference cycles, but
+    the allocations trigger collections that re-scan every live object: a process
+    holding a previous registry spent half its warm discovery time in the collector.
+    Nested and concurrent pauses are counted; the collector is re-enabled by the last
+    one, and only if it was enabled before the first.
+    """
+    global _gc_pauses, _gc_resume
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_resume = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_resume:
+                gc.enable()
 
 
 def _load(found: FoundSkill, config: DiscoveryConfig, cache: IndexCache) -> Skill | BrokenSkill:
