@@ -127,7 +127,7 @@ class RoutingConfig:
     #: Candidates scored per route: the union of the top-N lexical and top-N semantic
     #: hits (plus forced and trigger hits). ``semantic_top_k`` bounds which semantic-only
     #: hits may be *selected*; the wider pool feeds ranking, fallbacks and recall@k.
-    candidate_pool: int = 20
+    candidate_pool: int = 12
     #: Log-odds added per unit of weighted non-intent evidence (see docs/routing.md).
     evidence_scale: float = 5.0
     #: An anti-trigger hit multiplies the total by this (a strong penalty, seed 001 §6.2).

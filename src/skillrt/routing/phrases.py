@@ -8,7 +8,7 @@ substrings, since CJK text has no spaces between words. Triggers with symbols th
 words drop (``c++``, ``.net``) use a boundary-guarded regex.
 
 Lookup cost is proportional to the query's length, not the number of phrases: word
-phrases are indexed by their first stemmed word.
+phrases are indexed by their whole stemmed word tuple, one table per phrase length.
 """
 
 from __future__ import annotations
@@ -39,7 +39,10 @@ class PhraseIndex:
     """Many phrases, each owned by an integer (a skill's position in the index)."""
 
     def __init__(self) -> None:
-        self._by_first: dict[str, list[tuple[tuple[str, ...], int, str]]] = defaultdict(list)
+        # phrase length -> stemmed word tuple -> [(owner, phrase)]
+        self._by_len: dict[int, dict[tuple[str, ...], list[tuple[int, str]]]] = defaultdict(
+            lambda: defaultdict(list)
+        )
         self._substrings: list[tuple[str, int, str]] = []
         self._patterns: list[tuple[re.Pattern[str], int, str]] = []
         self.size = 0
@@ -56,7 +59,7 @@ class PhraseIndex:
         words = _WORD.findall(norm)
         if words and _PLAIN.fullmatch(norm):
             key = tuple(stem(w) for w in words)
-            self._by_first[key[0]].append((key, owner, phrase))
+            self._by_len[len(key)][key].append((owner, phrase))
             return
         body = r"\s+".join(re.escape(part) for part in norm.split())
         self._patterns.append((re.compile(rf"(?<!\w){body}(?!\w)"), owner, phrase))
@@ -78,11 +81,11 @@ class PhraseIndex:
                 seen.add((owner, phrase))
                 out.append(PhraseMatch(owner, phrase))
 
-        if self._by_first:
+        if self._by_len:
             stems = [stem(w) for w in _WORD.findall(norm)]
-            for i, first in enumerate(stems):
-                for key, owner, phrase in self._by_first.get(first, ()):
-                    if tuple(stems[i : i + len(key)]) == key:
+            for length, table in self._by_len.items():
+                for i in range(len(stems) - length + 1):
+                    for owner, phrase in table.get(tuple(stems[i : i + length]), ()):
                         hit(owner, phrase)
         if self._substrings:
             compact = "".join(norm.split())

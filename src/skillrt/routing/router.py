@@ -99,6 +99,12 @@ class _Evidence:
             self._positions = {int(r): k for k, r in enumerate(self.rows.tolist())}
         return self._positions
 
+    def index_of(self, i: int) -> int | None:
+        """Where skill ``i`` is in this evidence's arrays (None: not scored)."""
+        if self._full:
+            return i if 0 <= i < len(self.rows) else None
+        return self.positions().get(i)
+
     def values(self, array: NDArray[np.float32], members: Sequence[int]) -> NDArray[np.float32]:
         """``array`` at each member's position (NaN where the member is not scored)."""
         import numpy as np
@@ -228,13 +234,25 @@ class Router:
         if directives.unknown_mentions:
             notes.append(f"no skill named {', '.join(directives.unknown_mentions)}")
 
-        qvec = None
-        if index.semantic is not None:
-            qvec = query_vector if query_vector is not None else self._embed_query(query)
-        ev = self._evidence(query, qvec, rows, model)
         clauses = split_clauses(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else [query]
+        qvec: Any = None
+        clause_vecs: Any = [None] * len(clauses)
+        if index.semantic is not None and index.backend is not None:
+            if len(clauses) > 1:
+                # One batched call embeds the query and its clauses together.
+                texts = [query, *clauses] if query_vector is None else list(clauses)
+                vecs = index.backend.embed_queries(texts)
+                qvec = vecs[0] if query_vector is None else query_vector
+                clause_vecs = vecs[1:] if query_vector is None else vecs
+            else:
+                qvec = query_vector if query_vector is not None else self._embed_query(query)
+        ev = self._evidence(query, qvec, rows, model)
         # Clause-level evidence for multi-request queries (minimal cover set, R4).
-        clause_ev = self._clause_evidence(clauses, rows, model) if len(clauses) > 1 else []
+        clause_ev = (
+            [self._evidence(c, v, rows, model) for c, v in zip(clauses, clause_vecs, strict=True)]
+            if len(clauses) > 1
+            else []
+        )
 
         pool: dict[int, _Candidate] = {}
 
@@ -260,11 +278,10 @@ class Router:
                     add(int(e.rows[k]))
         # Source tags: within the top-N of a recall list for the query or a clause.
         for e in (ev, *clause_ev):
-            positions = e.positions()
             lex_cut = _kth(e.lex_raw, pool_size)
             sem_cut = _kth(e.sem_combined, pool_size) if e.sem_combined is not None else None
             for i, cand in pool.items():
-                at = positions.get(i)
+                at = e.index_of(i)
                 if at is None:
                     continue
                 if e.lex_raw[at] > 0 and e.lex_raw[at] >= lex_cut:
@@ -275,9 +292,19 @@ class Router:
                     and e.sem_combined[at] >= sem_cut
                 ):
                     cand.sources.add("semantic")
+        hits: dict[int, list[str]] = {}
         for hit in index.triggers.match(query):
             if allowed is None or hit.owner in allowed:
-                add(hit.owner, "rule").triggers.append(hit.phrase)
+                hits.setdefault(hit.owner, []).append(hit.phrase)
+        if len(hits) > pool_size:
+            # A trigger shared by many skills: keep the best-evidenced of them.
+            hits = dict(
+                sorted(hits.items(), key=lambda kv: -float(ev.fused[ev.index_of(kv[0]) or 0]))[
+                    :pool_size
+                ]
+            )
+        for owner, phrases in hits.items():
+            add(owner, "rule").triggers.extend(phrases)
         for name, words in directives.forced.items():
             i = index.position[name]
             if allowed is None or i in allowed:
@@ -324,7 +351,7 @@ class Router:
         for m, (i, cand) in enumerate(pool.items()):
             skill = index.skills[i]
             name = index.names[i]
-            at_q = ev.positions().get(i)
+            at_q = ev.index_of(i)
             intent_q = float(intents_q[m])
             clause_intents = [float(ci[m]) for ci in intents_c]
             st = stats.get(name)
@@ -529,14 +556,6 @@ class Router:
             second=second,
             _full=rows is None,
         )
-
-    def _clause_evidence(
-        self, clauses: Sequence[str], rows: NDArray[np.int64] | None, model: ScoreModel
-    ) -> list[_Evidence]:
-        vecs: Any = [None] * len(clauses)
-        if self.index.semantic is not None and self.index.backend is not None:
-            vecs = self.index.backend.embed_queries(list(clauses))
-        return [self._evidence(c, v, rows, model) for c, v in zip(clauses, vecs, strict=True)]
 
     def _intents(
         self, model: ScoreModel, ev: _Evidence, members: Sequence[int]

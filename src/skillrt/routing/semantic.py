@@ -34,6 +34,9 @@ __all__ = ["SemanticIndex", "SemanticScores", "document_text", "part_texts"]
 MAX_DOC_CHARS = 1200
 MAX_EXAMPLES = 16
 MAX_CLAUSES = 6
+#: Above this many part vectors, parts are scored only for the best-matching skills.
+MAX_FULL_PARTS = 2048
+PART_PREFILTER = 256
 #: Weights of (document, best part, example centroid) similarity; see :func:`combine`.
 DEFAULT_MIX = (0.45, 0.35, 0.20)
 
@@ -41,6 +44,19 @@ _DESC_SPLIT = re.compile(
     r"(?<=[.!?;:])\s+|\s*[\n•]\s*|,\s+(?:and\s+|or\s+)?(?=[a-z])"
     r"|\s+(?:and|or|as well as)\s+(?=[a-z]+(?:s|es|ing)?\s)",
 )
+
+
+def matvec(matrix: NDArray[np.float32], vector: NDArray[np.float32]) -> NDArray[np.float32]:
+    """``matrix @ vector`` without BLAS threads.
+
+    A multi-threaded BLAS gemv right after an onnxruntime run fights the runtime's
+    thread pool for the cores and takes milliseconds instead of microseconds; a
+    single-threaded SIMD loop is memory-bound and predictable.
+    """
+    import numpy as np
+
+    out: NDArray[np.float32] = np.einsum("ij,j->i", matrix, vector)
+    return out
 
 
 def document_text(skill: Skill) -> str:
@@ -121,19 +137,32 @@ class SemanticIndex:
         self.n_skills = n
 
     def score(self, query_vector: NDArray[np.float32]) -> SemanticScores:
-        """Similarities of every skill to one query vector."""
+        """Similarities of every skill to one query vector.
+
+        With many part vectors, parts are scored only for the skills whose document
+        vector is among the best ``PART_PREFILTER`` (a part only reorders the top).
+        """
         import numpy as np
 
         q = np.asarray(query_vector, dtype=np.float32)
-        doc = self.doc_vectors @ q
+        doc = matvec(self.doc_vectors, q)
         part = doc.copy()
-        if len(self.part_vectors):
-            sims = self.part_vectors @ q
+        if len(self.part_vectors) > MAX_FULL_PARTS and self.n_skills > PART_PREFILTER:
+            top = np.argpartition(-doc, PART_PREFILTER - 1)[:PART_PREFILTER]
+            top = top[self.has_parts[top]]
+            if len(top):
+                counts = self.part_end[top] - self.part_start[top]
+                idx = np.repeat(self.part_start[top] - np.cumsum(counts) + counts, counts)
+                idx += np.arange(int(counts.sum()))
+                sims = matvec(self.part_vectors[idx], q)
+                part[top] = np.maximum.reduceat(sims, np.cumsum(counts) - counts)
+        elif len(self.part_vectors):
+            sims = matvec(self.part_vectors, q)
             starts = self.part_start[self.has_parts]
             part[self.has_parts] = np.maximum.reduceat(sims, starts)
         centroid = part.copy()
         if len(self.centroid_vectors):
-            centroid[self.centroid_owner] = self.centroid_vectors @ q
+            centroid[self.centroid_owner] = matvec(self.centroid_vectors, q)
         return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))
 
     def score_subset(
@@ -143,13 +172,13 @@ class SemanticIndex:
         import numpy as np
 
         q = np.asarray(query_vector, dtype=np.float32)
-        doc = self.doc_vectors[rows] @ q
+        doc = matvec(self.doc_vectors[rows], q)
         part = doc.copy()
         centroid = np.empty_like(doc)
         for k, i in enumerate(rows.tolist()):
             if self.has_parts[i]:
                 start, end = int(self.part_start[i]), int(self.part_end[i])
-                part[k] = float((self.part_vectors[start:end] @ q).max())
+                part[k] = float(matvec(self.part_vectors[start:end], q).max())
             c = self._centroid_row.get(i)
             centroid[k] = float(self.centroid_vectors[c] @ q) if c is not None else part[k]
         return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))

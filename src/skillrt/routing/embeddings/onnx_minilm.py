@@ -127,6 +127,9 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         # A few threads saturate a 6-layer model on short texts; more only add contention.
         options.intra_op_num_threads = num_threads or min(4, os.cpu_count() or 1)
         options.inter_op_num_threads = 1
+        # Spinning worker threads keep both cores busy after each run and slow the numpy
+        # work that follows (the router's vector search) by 10x or more on small machines.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         options.log_severity_level = 3
         try:
             self._session = ort.InferenceSession(
