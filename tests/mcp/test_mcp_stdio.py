@@ -78,6 +78,10 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert [s["name"] for s in routed["plan"]["skills"]] == ["code-review"]
             assert len(routed["route_id"]) >= 16 and routed["config_id"] == "default"
             route_ids.append(routed["route_id"])
+            summary = json.loads(result.content[0].text)  # the compact view for the model
+            assert summary["skills"] == ["code-review"]
+            assert summary["route_id"] == routed["route_id"]
+            assert len(summary["candidates"]) <= 5
 
             # activate_skill: the body, with a load report in the structured content.
             result = await client.call_tool("activate_skill", {"name": "code-review"})

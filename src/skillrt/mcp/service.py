@@ -106,6 +106,37 @@ class Changes:
         return self.tools or self.resources or self.instructions
 
 
+#: Candidates named in the text of a route_skills answer (all are in the structured data).
+SUMMARY_CANDIDATES = 5
+
+
+def route_summary(data: dict[str, Any]) -> dict[str, Any]:
+    """What the model reads from a route: the plan, why, and the runners-up.
+
+    The full result (every candidate with its six score terms) stays in the
+    structured content; the text keeps a model's context small.
+    """
+    plan = data.get("plan") or {}
+    return {
+        "route_id": data.get("route_id"),
+        "skills": [s.get("name") for s in plan.get("skills", [])],
+        "groups": plan.get("groups", []),
+        "routing_reason": data.get("routing_reason"),
+        "fallback_path": plan.get("fallback_path", []),
+        "candidates": [
+            {
+                "name": c.get("name"),
+                "score": (c.get("score") or {}).get("total"),
+                "status": c.get("status"),
+            }
+            for c in data.get("candidates", [])[:SUMMARY_CANDIDATES]
+        ],
+        "next": "call activate_skill for each skill, in order"
+        if plan.get("skills")
+        else "no skill fits: answer without one",
+    }
+
+
 def error_outcome(err: SkillrtError) -> ToolOutcome:
     payload = err.to_dict()
     return ToolOutcome(json.dumps(payload, ensure_ascii=False), {"error": payload}, True)
@@ -321,7 +352,8 @@ class SkillService:
             else:
                 result = self._route(query, record=self.runtime.config.telemetry.enabled)
             sp.set_attribute("skillrt.route_id", result.route_id)
-        return _json_outcome(result)
+        data = to_jsonable(result)
+        return ToolOutcome(json.dumps(route_summary(data), ensure_ascii=False), data)
 
     def _model_id(self) -> str | None:
         router = getattr(self.runtime, "router", None)
