@@ -5,9 +5,9 @@ Metrics (fractions in 0..1):
 * ``top1`` / ``recall_at_k``: on queries with exactly one expected skill, whether it
   is the first / among the first k candidates of the router's ranking (threshold-free:
   how well the router *ranks*). ``macro_top1`` averages ``top1`` per expected skill.
-* ``selected_accuracy``: on the same queries, whether the plan's first selected skill
-  is the expected one (a "no skill" answer counts as wrong): ranking *and* the
-  threshold. This is CLINC150's "in-scope accuracy".
+* ``selected_accuracy``: on the same queries, whether the plan's primary skill (its
+  best-scored selected skill) is the expected one (a "no skill" answer counts as
+  wrong): ranking *and* the threshold. This is CLINC150's "in-scope accuracy".
 * ``set_precision`` / ``set_recall`` / ``set_f1`` (micro): plan vs expected set on
   queries with several expected skills; ``multi_recall_at_5`` / ``multi_recall_at_10``:
   share of their expected skills in the first 5 / 10 candidates.
@@ -139,11 +139,16 @@ def evaluate(
         result = route_fn(
             q.query, candidates=q.candidates, query_vector=vectors[n], record=False, surface="eval"
         )
+        # The primary selected skill (best score) first; the rest in plan order.
+        names = result.plan.names
+        if len(names) > 1:
+            best = max(result.plan.skills, key=lambda s: s.score).name
+            names = (best, *(n for n in names if n != best))
         outcomes.append(
             QueryOutcome(
                 query=q.query,
                 expected=q.expected,
-                selected=result.plan.names,
+                selected=names,
                 ranking=tuple(c.name for c in result.candidates[:10]),
                 latency_ms=result.latency_ms,
             )

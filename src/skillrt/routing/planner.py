@@ -55,6 +55,8 @@ class Choice:
     forced_clause: int = -1
     #: Raw fused evidence for the whole query (orders candidates whose totals tie).
     fused: float = 0.0
+    #: Total judged on the whole query alone (``total`` may come from one clause).
+    query_total: float = 0.0
 
 
 @dataclass(frozen=True)

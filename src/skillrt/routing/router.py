@@ -377,6 +377,7 @@ class Router:
             if not cand.forced and cfg.use_stats and self.store is not None:
                 damping = cold_start_factor(st.routes if st is not None else 0, cfg)
             total = combine(t, cfg, anti_trigger=bool(cand.anti), damping=damping)
+            query_total = total
             # Each clause is judged on its own words: its intent, its anti-triggers.
             clause_totals = [
                 combine(
@@ -437,6 +438,7 @@ class Router:
                     clause_totals=clause_totals,
                     forced_clause=cand.forced_clause,
                     fused=float(fused_q[m]),
+                    query_total=query_total,
                 )
             )
 
@@ -450,7 +452,7 @@ class Router:
         )
         chosen = {c.idx for c in outcome.selected}
         out: list[ScoredCandidate] = []
-        for c in sorted(choices, key=_rank_key):
+        for c in sorted(choices, key=lambda c: (c.idx not in chosen, *_rank_key(c))):
             breakdown, status, reason, missing = scored[c.idx]
             if c.idx in chosen:
                 status, reason = "selected", reason or "passes the threshold"
@@ -759,11 +761,13 @@ def _kth(values: Any, k: int) -> float:
     return float(np.partition(values, n - k)[n - k])
 
 
-def _rank_key(c: Choice) -> tuple[float, int, float, float, str]:
-    # Totals equal to 3 decimals tie: then cost (R4), success rate, raw evidence.
+def _rank_key(c: Choice) -> tuple[float, float, int, float, float, str]:
+    # Candidates are listed selected first, then by their whole-query total (a clause
+    # total ranks a skill for its clause, not for the request); totals equal to three
+    # decimals tie: then cost (R4), success rate, raw evidence.
     cost = {"low": 0, "medium": 1, "high": 2}.get(c.cost_hint, 1)
     fused = c.fused if c.fused == c.fused else -1.0  # NaN: not scored for the query
-    return (-round(c.total, 3), cost, -c.success_rate, -fused, c.name)
+    return (-round(c.query_total, 3), -round(c.total, 3), cost, -c.success_rate, -fused, c.name)
 
 
 def _clause_of(words: str, clauses: Sequence[str]) -> int:

@@ -154,13 +154,56 @@ def identifier_words(name: str) -> str:
     return " ".join(p for p in re.split(r"[-_:./\s]+", spaced) if p).lower()
 
 
-# Clause boundaries: sentence ends, ";", and conjunctions that start a new request.
+# Clause boundaries: ";" and conjunctions that start a new request.
 _CLAUSE_SPLIT = re.compile(
-    r"\s*(?:[;\n。；！？!?]+|\.(?=\s|$)|,?\s+(?:and\s+then|and\s+also|and|then|also|after\s+that"
+    r"\s*(?:[;；]+|,?\s+(?:and\s+then|and\s+also|and|then|also|after\s+that"
     r"|afterwards|plus|as\s+well\s+as)\s+|,\s+(?:then|also|after\s+that|next)\s+"
     r"|然后|并且|接着|以及|同时)\s*",
     re.IGNORECASE,
 )
+# Sentence ends are boundaries only between two *requests*: a sentence that opens with
+# a subject ("I'm planning a trip.", "My PR is ready.") gives context to the next one.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[。！？])|\n+")
+_CONTEXT_OPENER_TEXT = (
+    "i i'm im i've my we we're we've our it it's its this that these those there the a an "
+    "he she they his her their yesterday today recently currently"
+)
+_CONTEXT_OPENERS = frozenset(_CONTEXT_OPENER_TEXT.split())
+_REQUEST_AFTER_SUBJECT = re.compile(
+    r"^(?:i|we)\s+(?:need|want|would\s+like|'d\s+like|must|have\s+to)\b", re.IGNORECASE
+)
+
+
+def _is_request(sentence: str) -> bool:
+    text = sentence.strip()
+    if not text or text.endswith(("?", "？")):
+        return True
+    first = re.match(r"[\w']+", text.lower())
+    if first is None or first.group(0) not in _CONTEXT_OPENERS:
+        return True
+    return _REQUEST_AFTER_SUBJECT.match(text) is not None
+
+
+def _sentences(query: str) -> list[tuple[int, int]]:
+    """Sentence spans, with context sentences merged into the request that follows."""
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _SENTENCE_END.finditer(query):
+        if m.start() > pos:
+            spans.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(query):
+        spans.append((pos, len(query)))
+    merged: list[tuple[int, int]] = []
+    carry: int | None = None
+    for a, b in spans:
+        start = a if carry is None else carry
+        if _is_request(query[a:b]) or (a, b) == spans[-1]:
+            merged.append((start, b))
+            carry = None
+        else:
+            carry = start
+    return merged
 
 
 def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 6) -> list[str]:
@@ -171,13 +214,14 @@ def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 6) -> li
     substrings of the query (separators dropped), in order.
     """
     spans: list[tuple[int, int]] = []
-    pos = 0
-    for m in _CLAUSE_SPLIT.finditer(query):
-        if m.start() > pos:
-            spans.append((pos, m.start()))
-        pos = m.end()
-    if pos < len(query):
-        spans.append((pos, len(query)))
+    for s_start, s_end in _sentences(query):
+        pos = s_start
+        for m in _CLAUSE_SPLIT.finditer(query, s_start, s_end):
+            if m.start() > pos:
+                spans.append((pos, m.start()))
+            pos = m.end()
+        if pos < s_end:
+            spans.append((pos, s_end))
     merged: list[tuple[int, int]] = []
     for start, end in spans:
         if not query[start:end].strip():
