@@ -62,7 +62,7 @@ __all__ = ["USER_SURFACES", "Router", "resolve_backend"]
 USER_SURFACES = frozenset({"cli", "library", "user", "eval"})
 QUERY_CACHE_SIZE = 256
 #: Queries longer than this are not split into clauses (one embedding, bounded cost).
-MAX_CLAUSE_QUERY_CHARS = 2000
+MAX_CLAUSE_QUERY_CHARS = 400
 SOURCE_ORDER: tuple[RecallSource, ...] = ("forced", "rule", "lexical", "semantic")
 #: Candidates recalled per clause of a multi-clause query.
 CLAUSE_POOL = 5
