@@ -132,7 +132,8 @@ def run(name: str, root: Path, cache: Path, limit: int) -> None:
     m_cal = metrics(sr_top, sr_cal, queries)
     p95_ours, p95_sr = percentile(our_ms, 95), percentile(sr_ms, 95)
     print(
-        f"\n## {name}: {len(skills)} skills, {len(queries)} dev queries (sr index build {sr_build:.1f} s)"
+        f"\n## {name}: {len(skills)} skills, {len(queries)} dev queries "
+        f"(semantic-router index build {sr_build:.1f} s)"
     )
     print(f"{'router':34s} top1   sel.acc no-skill-F1  p50 ms  p95 ms")
     for label, m, ms in (
@@ -144,8 +145,9 @@ def run(name: str, root: Path, cache: Path, limit: int) -> None:
             f"{label:34s} {m['top1']:.3f}  {m['selected_acc']:.3f}   {m['no_skill_f1']:.3f}"
             f"      {percentile(ms, 50):6.2f}  {percentile(ms, 95):6.2f}"
         )
+    ratio50 = percentile(sr_ms, 50) / percentile(our_ms, 50)
     print(
-        f"latency ratio (semantic-router / skillrt, p50): {percentile(sr_ms, 50) / percentile(our_ms, 50):.2f}x; p95: {p95_sr / p95_ours:.2f}x"
+        f"latency ratio semantic-router / skillrt: p50 {ratio50:.2f}x, p95 {p95_sr / p95_ours:.2f}x"
     )
     store.close()
 
