@@ -110,3 +110,34 @@ def test_skills_list_pages(service: SkillService, monkeypatch: pytest.MonkeyPatc
     assert len(seen) == len(set(seen)) == len(service.publication.skills)
     with pytest.raises(UsageError):
         service.skills_list("not-a-cursor")
+
+
+def test_gray_release_config_id_through_route_skills(
+    tmp_path: Path, make_skill: Callable[..., Path]
+) -> None:
+    """A candidate config with share 1.0 serves every MCP route and is stamped on it."""
+    import dataclasses
+
+    from skillrt.config import RoutingConfig, TelemetryConfig
+    from skillrt.mcp import event_writer
+    from skillrt.telemetry.tuning import candidate_id
+
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    telemetry = TelemetryConfig(candidate_config={"selection_threshold": 0.99}, candidate_share=1.0)
+    config = dataclasses.replace(
+        RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state"),
+        telemetry=telemetry,
+        routing=RoutingConfig(embedding_backend="none"),
+    )
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    writer = event_writer(runtime)
+    service = SkillService(runtime, events=writer)
+    service.start()
+    out = service.call_tool("route_skills", {"query": "please review my pull request"})
+    assert not out.is_error, out.text
+    assert out.data["config_id"] == candidate_id(telemetry)
+    assert writer is not None and writer.flush(30)
+    writer.close()
+    report = runtime.stats(by_config=True)
+    assert list(report.by_config) == [candidate_id(telemetry)]
+    assert report.by_config[candidate_id(telemetry)].routes == 1
