@@ -62,7 +62,7 @@ __all__ = ["USER_SURFACES", "Router", "resolve_backend"]
 USER_SURFACES = frozenset({"cli", "library", "user", "eval"})
 QUERY_CACHE_SIZE = 256
 #: Queries longer than this are not split into clauses (one embedding, bounded cost).
-MAX_CLAUSE_QUERY_CHARS = 400
+MAX_CLAUSE_QUERY_CHARS = 1200
 SOURCE_ORDER: tuple[RecallSource, ...] = ("forced", "rule", "lexical", "semantic")
 #: Candidates recalled per clause of a multi-clause query.
 CLAUSE_POOL = 5
@@ -442,6 +442,23 @@ class Router:
                 )
             )
 
+        # Clauses refine a request that calls for skills; they never turn a request that
+        # matches nothing as a whole into a skill request (the no-skill decision is made
+        # on the whole query).
+        if clause_ev and not any(
+            c.eligible and not c.forced and c.query_total >= threshold for c in choices
+        ):
+            for c in choices:
+                if c.eligible and not c.forced:
+                    c.eligible = False
+                    breakdown, _, _, missing_items = scored[c.idx]
+                    scored[c.idx] = (
+                        breakdown,
+                        "below_threshold",
+                        f"passes on one clause only; the whole request scores "
+                        f"{c.query_total:.2f} < {threshold:.2f}",
+                        missing_items,
+                    )
         outcome = build_plan(
             choices,
             n_clauses=max(1, len(clause_ev)),
