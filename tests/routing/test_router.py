@@ -227,3 +227,22 @@ def test_top_k_bounds_selection_not_ranking(top_k: int) -> None:
     result = router().route("git rebase", top_k=top_k)
     assert len(result.candidates) >= 1
     assert result.plan.names == ("git-helper",)
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "   ", "the and of", "\x00\x01", "$", "use the  skill", "x" * 100_000, "发票" * 500],
+)
+def test_odd_queries_route_without_error(query: str) -> None:
+    result = router().route(query)
+    assert result.query == query
+    assert result.routing_reason
+    assert all(0.0 <= c.score.total <= 1.0 for c in result.candidates)
+
+
+def test_empty_catalogue_gives_no_skill() -> None:
+    for backend in ("hashing", None):
+        r = Router.from_skills([], CFG, backend=backend, record=False)
+        result = r.route("code review")
+        assert result.plan.no_skill and result.candidates == ()
+        assert "no candidate was recalled" in result.routing_reason

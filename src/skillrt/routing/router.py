@@ -61,6 +61,9 @@ __all__ = ["USER_SURFACES", "Router", "resolve_backend"]
 #: may be forced from these; from "mcp"/"model" they may not).
 USER_SURFACES = frozenset({"cli", "library", "user", "eval"})
 QUERY_CACHE_SIZE = 256
+#: Only this much of a query is read for routing (pasted documents add nothing to the
+#: choice of a skill but cost time); the route event still hashes the full text.
+MAX_QUERY_CHARS = 20_000
 #: Queries longer than this are not split into clauses (one embedding, bounded cost).
 MAX_CLAUSE_QUERY_CHARS = 1200
 SOURCE_ORDER: tuple[RecallSource, ...] = ("forced", "rule", "lexical", "semantic")
@@ -225,6 +228,7 @@ class Router:
         notes: list[str] = []
 
         index = self.index
+        full_query, query = query, query[:MAX_QUERY_CHARS]
         directives = find_directives(query, index.resolve_key)
         rows = None
         if candidates is not None:
@@ -492,7 +496,7 @@ class Router:
         latency_ms = (time.perf_counter() - started) * 1000.0
         result = RouteResult(
             route_id=route_id,
-            query=query,
+            query=full_query,
             plan=outcome.plan,
             routing_reason=reason,
             candidates=tuple(out),
