@@ -425,11 +425,16 @@ class SkillRuntime:
         """The registry's skills plus those of every ``catalogs`` file."""
         skills = self.registry.skills()
         if self.catalogs:
-            from skillrt.eval.datasets import load_catalog
+            import warnings
+
+            from skillrt.eval.datasets import load_catalog_report
 
             known = {s.qualified_name for s in skills}
             for path in self.catalogs:
-                for skill in load_catalog(path):
+                report = load_catalog_report(path)
+                for problem in report.problems:
+                    warnings.warn(f"{path}: {problem.message}", RuntimeWarning, stacklevel=2)
+                for skill in report.skills:
                     if skill.qualified_name not in known:
                         known.add(skill.qualified_name)
                         skills.append(skill)

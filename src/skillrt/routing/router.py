@@ -518,8 +518,6 @@ class Router:
 
                 raise ConfigError("routing.options.score_model must be a mapping")
             model = model_for(self._backend_name, overrides)
-            if self.index.semantic is not None:
-                self.index.semantic.mix = model.mix
             self._models[key] = model
         return model
 
@@ -553,9 +551,9 @@ class Router:
         sem = None
         if index.semantic is not None and qvec is not None:
             sem = (
-                index.semantic.score(qvec)
+                index.semantic.score(qvec, model.mix)
                 if rows is None
-                else index.semantic.score_subset(qvec, rows)
+                else index.semantic.score_subset(qvec, rows, model.mix)
             )
             fused = (sem.combined + model.lexical_weight * lex_norm).astype(np.float32)
         else:

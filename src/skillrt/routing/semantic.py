@@ -136,7 +136,11 @@ class SemanticIndex:
         self._centroid_row = {i: row for row, i in enumerate(with_centroid)}
         self.n_skills = n
 
-    def score(self, query_vector: NDArray[np.float32]) -> SemanticScores:
+    def score(
+        self,
+        query_vector: NDArray[np.float32],
+        mix: tuple[float, float, float] | None = None,
+    ) -> SemanticScores:
         """Similarities of every skill to one query vector.
 
         With many part vectors, parts are scored only for the skills whose document
@@ -163,10 +167,13 @@ class SemanticIndex:
         centroid = part.copy()
         if len(self.centroid_vectors):
             centroid[self.centroid_owner] = matvec(self.centroid_vectors, q)
-        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))
+        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid, mix))
 
     def score_subset(
-        self, query_vector: NDArray[np.float32], rows: NDArray[np.int64]
+        self,
+        query_vector: NDArray[np.float32],
+        rows: NDArray[np.int64],
+        mix: tuple[float, float, float] | None = None,
     ) -> SemanticScores:
         """Like :meth:`score` but only for ``rows`` (result arrays are indexed like ``rows``)."""
         import numpy as np
@@ -181,12 +188,16 @@ class SemanticIndex:
                 part[k] = float(matvec(self.part_vectors[start:end], q).max())
             c = self._centroid_row.get(i)
             centroid[k] = float(self.centroid_vectors[c] @ q) if c is not None else part[k]
-        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid))
+        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid, mix))
 
     def combine(
-        self, doc: NDArray[np.float32], part: NDArray[np.float32], centroid: NDArray[np.float32]
+        self,
+        doc: NDArray[np.float32],
+        part: NDArray[np.float32],
+        centroid: NDArray[np.float32],
+        mix: tuple[float, float, float] | None = None,
     ) -> NDArray[np.float32]:
         """Weighted mix of the three similarities (missing kinds fall back to doc/part)."""
-        wd, wp, wc = self.mix
+        wd, wp, wc = mix or self.mix
         out: NDArray[np.float32] = (wd * doc + wp * part + wc * centroid).astype("float32")
         return out
