@@ -169,7 +169,7 @@ def main() -> None:
         if semantic
         else [(0.0, 0.0, 0.0)]
     )
-    lams = [0.0, 0.1, 0.2, 0.3, 0.45, 0.6] if semantic else [1.0]
+    lams = [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3] if semantic else [1.0]
     best: tuple[float, tuple[float, float, float], float] | None = None
     for mix in mixes:
         for lam in lams:
