@@ -255,7 +255,7 @@ def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
         ["top-1 (ranking)", _pct(report.top1), f"macro {_pct(report.macro_top1)}"],
         ["recall@3", _pct(report.recall_at_3), ""],
         ["recall@5", _pct(report.recall_at_5), ""],
-        ["selected accuracy", _pct(report.selected_accuracy), "first selected == expected"],
+        ["selected accuracy", _pct(report.selected_accuracy), "primary selected skill == expected"],
         [
             "multi-skill set P / R / F1",
             f"{_pct(report.set_precision)} / {_pct(report.set_recall)} / {_pct(report.set_f1)}",
