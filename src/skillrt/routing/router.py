@@ -65,7 +65,7 @@ QUERY_CACHE_SIZE = 256
 #: choice of a skill but cost time); the route event still hashes the full text.
 MAX_QUERY_CHARS = 20_000
 #: Queries longer than this are not split into clauses (one embedding, bounded cost).
-MAX_CLAUSE_QUERY_CHARS = 1200
+MAX_CLAUSE_QUERY_CHARS = 800
 SOURCE_ORDER: tuple[RecallSource, ...] = ("forced", "rule", "lexical", "semantic")
 #: Candidates recalled per clause of a multi-clause query.
 CLAUSE_POOL = 5

@@ -206,7 +206,7 @@ def _sentences(query: str) -> list[tuple[int, int]]:
     return merged
 
 
-def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 6) -> list[str]:
+def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 5) -> list[str]:
     """The query's request clauses, for covering a query with more than one skill.
 
     A piece with fewer than ``min_terms`` content terms is merged into the one before
@@ -233,4 +233,7 @@ def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 6) -> li
     if len(merged) > 1 and len(terms(query[merged[0][0] : merged[0][1]])) < min_terms:
         merged[1] = (merged[0][0], merged[1][1])
         merged.pop(0)
-    return [query[a:b].strip() for a, b in merged[:max_clauses]]
+    if len(merged) > max_clauses > 0:
+        # The tail becomes one last clause rather than being dropped.
+        merged = [*merged[: max_clauses - 1], (merged[max_clauses - 1][0], merged[-1][1])]
+    return [query[a:b].strip() for a, b in merged]
