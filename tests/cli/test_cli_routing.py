@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from conftest import EXAMPLES
 from skillrt.cli.app import main
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 HASHING = "hashing"
 
 

@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXAMPLES
 from skillrt.config import RuntimeConfig
 from skillrt.errors import ConfigError
 from skillrt.runtime import SkillRuntime
 from skillrt.telemetry.events import list_route_events
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 
 
 def runtime(tmp_path: Path, routing: dict[str, object], **kwargs: object) -> SkillRuntime:
