@@ -28,11 +28,11 @@ if TYPE_CHECKING:
     from skillrt.dispatch.service import DispatchService, OrchestrateResult
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
+    from skillrt.execution.base import Runner
     from skillrt.execution.pipeline import RunResult
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.loading.report import LoadResult
-    from skillrt.execution.base import Runner
     from skillrt.orchestration.events import Checkpoint, Observer
     from skillrt.orchestration.service import Workflows
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
@@ -137,9 +137,7 @@ class SkillRuntime:
 
         return observations_dir(self.config.project_dir, run_id)
 
-    def load_body(
-        self, name: str, *, run_id: str | None = None, spill: bool = True
-    ) -> LoadResult:
+    def load_body(self, name: str, *, run_id: str | None = None, spill: bool = True) -> LoadResult:
         """A skill's SKILL.md body within the limits (frontmatter stripped)."""
         from skillrt.loading.loader import load_skill_body
         from skillrt.loading.report import new_run_id
