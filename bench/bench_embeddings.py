@@ -21,37 +21,14 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import gen_skills
+
 from skillrt.routing.embeddings import BACKENDS, EmbeddingBackend, available_backends
 from skillrt.routing.vector_cache import VectorCache, text_hash
 from skillrt.store.sqlite import Store
 
-VERBS = [
-    "create",
-    "review",
-    "deploy",
-    "convert",
-    "summarise",
-    "debug",
-    "test",
-    "refactor",
-    "translate",
-    "analyse",
-]
-OBJECTS = [
-    "pull requests",
-    "PDF reports",
-    "Kubernetes manifests",
-    "spreadsheets",
-    "meeting notes",
-    "unit tests",
-    "SQL queries",
-    "release notes",
-    "Docker images",
-    "API docs",
-    "slide decks",
-    "log files",
-    "invoices",
-]
+VERBS = list(gen_skills.VERBS[:10])
+OBJECTS = list(gen_skills.OBJECTS[:13])
 CONTEXTS = [
     "for a team",
     "with a checklist",

@@ -36,27 +36,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import gen_skills  # bench/ is on sys.path when run as a script
+
 from skillrt.invocation import InvocationResolver, scan_mentions
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
 
-VERBS = (
-    "create",
-    "review",
-    "deploy",
-    "convert",
-    "summarise",
-    "debug",
-    "test",
-    "refactor",
-    "translate",
-    "analyse",
-    "migrate",
-    "audit",
-    "format",
-    "validate",
-    "generate",
-)
+VERBS = gen_skills.VERBS[:15]
 OBJECTS = (
     "pull-requests",
     "pdf-reports",
