@@ -25,13 +25,13 @@ import os
 import re
 import secrets
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillrt.atomic import atomic_write_bytes
 from skillrt.execution.errors import PatchConflict, PatchNotFound, PatchRejected
 from skillrt.execution.proposals import (
     FileChange,
@@ -263,25 +263,6 @@ def _sha(text: str | None) -> str | None:
     return hashlib.sha256(text.encode("utf-8")).hexdigest() if text is not None else None
 
 
-def _atomic_write(target: Path, data: bytes, mode: int | None = None) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".skillrt-", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 def apply_patch(
     store: Store | None,
     repairs_dir: Path,
@@ -306,7 +287,7 @@ def apply_patch(
             "added_tokens": p.added_tokens,
         }
         if p.old is not None:
-            _atomic_write(files_dir / p.path, p.old.encode("utf-8"))
+            atomic_write_bytes(files_dir / p.path, p.old.encode("utf-8"))
             modes[p.path] = os.stat(p.target).st_mode & 0o7777
         else:
             modes[p.path] = None
@@ -319,7 +300,7 @@ def apply_patch(
         "files": manifest,
         "created_at": time.time(),
     }
-    _atomic_write(backup / "manifest.json", json.dumps(meta, indent=2).encode("utf-8"))
+    atomic_write_bytes(backup / "manifest.json", json.dumps(meta, indent=2).encode("utf-8"))
     record = PatchRecord(
         patch_id,
         attempt_id,
@@ -334,7 +315,7 @@ def apply_patch(
     written: list[PlannedFile] = []
     try:
         for p in planned:
-            _atomic_write(p.target, p.new.encode("utf-8"), modes[p.path])
+            atomic_write_bytes(p.target, p.new.encode("utf-8"), mode=modes[p.path])
             written.append(p)
     except BaseException:
         for p in reversed(written):
@@ -352,7 +333,7 @@ def _restore(target: Path, old: str | None, backup: Path, mode: int | None) -> N
         except FileNotFoundError:
             pass
     else:
-        _atomic_write(target, backup.read_bytes(), mode)
+        atomic_write_bytes(target, backup.read_bytes(), mode=mode)
 
 
 def _save(store: Store | None, r: PatchRecord) -> None:
@@ -458,7 +439,7 @@ def revert_patch(store: Store, ident: str, *, force: bool = False) -> PatchRecor
         if entry["existed"]:
             backup = files_dir / entry["path"]
             mode = os.stat(target).st_mode & 0o7777 if target.exists() else None
-            _atomic_write(target, backup.read_bytes(), mode)
+            atomic_write_bytes(target, backup.read_bytes(), mode=mode)
         else:
             try:
                 target.unlink()

@@ -18,8 +18,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from skillrt.atomic import atomic_write_text
 from skillrt.orchestration.errors import MemoryPathEscape
-from skillrt.orchestration.memory import atomic_write_text
 
 __all__ = [
     "Learning",

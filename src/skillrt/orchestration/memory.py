@@ -15,16 +15,15 @@ line, a half-written file never looks complete.
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from skillrt.atomic import atomic_write_text
 from skillrt.orchestration.errors import MemoryPathEscape, MemoryVerificationFailed
 
 __all__ = [
@@ -33,7 +32,6 @@ __all__ = [
     "ContextFile",
     "MemoryFolder",
     "VerifiedMemory",
-    "atomic_write_text",
     "context_file_name",
     "summary_file_name",
 ]
@@ -72,42 +70,6 @@ class ContextFile:
     path: Path
     text: str
     truncated: bool
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` so readers see the old file or the new one, never a mix.
-
-    Temp file in the same folder (named with a leading dot so no context glob matches
-    it), fsync, ``os.replace``, then fsync the folder so the rename survives a crash.
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    if os.name != "posix":
-        return
-    try:
-        dfd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 class MemoryFolder:
