@@ -102,3 +102,20 @@ def test_real_model_routes_the_bundled_catalogue(tmp_path: Path) -> None:
     ci = rt.route("fix the failing GitHub Actions checks on my PR")
     fixer = next(c for c in ci.candidates if c.name == "acme:gh-fix-ci")
     assert fixer.status == "unavailable" and "bin:gh" in fixer.missing
+
+
+def test_model_variant_and_cache_dir_come_from_skillrt_yaml(tmp_path: Path) -> None:
+    from skillrt.routing.router import backend_options
+
+    cfg = tmp_path / "skillrt.yaml"
+    cfg.write_text(
+        json.dumps({"routing": {"embedding_model_variant": "original", "model_cache_dir": "m"}})
+    )
+    routing = RuntimeConfig.from_file(cfg).routing
+    assert routing.model_cache_dir == tmp_path / "m"
+    options = backend_options("onnx-minilm", routing)
+    assert options == {"variant": "original", "cache_dir": str(tmp_path / "m")}
+    assert backend_options("hashing", routing) == {}
+    cfg.write_text(json.dumps({"routing": {"embedding_model_variant": "fp16"}}))
+    with pytest.raises(ConfigError, match="embedding_model_variant"):
+        RuntimeConfig.from_file(cfg)

@@ -91,16 +91,14 @@ class Workflows:
     # -- building blocks ---------------------------------------------------------------
     def classifier(self) -> DomainClassifier:
         from skillrt.routing.embeddings import get_backend
+        from skillrt.routing.router import backend_options
 
         orch = self.config.orchestration
         name = orch.embedding_backend or self.config.routing.embedding_backend
         if name == "none":
             name = "hashing"
-        options: dict[str, Any] = {}
-        if name in ("auto", "onnx-minilm") and self.config.routing.embedding_model_path:
-            options["model_path"] = self.config.routing.embedding_model_path
         return DomainClassifier(
-            get_backend(name, **options),
+            get_backend(name, **backend_options(name, self.config.routing)),
             orch.domains or None,
             temperature=orch.domain_temperature,
             certain=orch.domain_certain,

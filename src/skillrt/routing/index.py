@@ -94,7 +94,8 @@ class RouterIndex:
 
     @property
     def model_id(self) -> str:
-        return self.backend.model_id if self.backend is not None else "lexical"
+        """The query-side model (see :attr:`EmbeddingBackend.query_model_id`)."""
+        return self.backend.query_model_id if self.backend is not None else "lexical"
 
     def overlap(self, a: int, b: int) -> float:
         """How much two skills overlap: cosine of their document vectors (or term Jaccard)."""

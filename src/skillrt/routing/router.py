@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from skillrt.store.sqlite import Store
     from skillrt.telemetry.stats import SkillStats
 
-__all__ = ["USER_SURFACES", "Router", "resolve_backend"]
+__all__ = ["USER_SURFACES", "Router", "backend_options", "resolve_backend"]
 
 #: Surfaces where the text is the user's own words (``disable-model-invocation`` skills
 #: may be forced from these; from "mcp"/"model" they may not).
@@ -192,7 +192,7 @@ class Router:
         if backend == "config":
             backend = config.embedding_backend
         if isinstance(backend, str):
-            backend = resolve_backend(backend, config.embedding_model_path)
+            backend = resolve_backend(backend, config)
         index = RouterIndex(
             skills, backend=backend, cache=VectorCache(store), is_enabled=is_enabled
         )
@@ -739,18 +739,28 @@ class Router:
         return replace(result, events=(data,))
 
 
-def resolve_backend(name: str, model_path: str | None = None) -> EmbeddingBackend | None:
+def resolve_backend(name: str, config: RoutingConfig | None = None) -> EmbeddingBackend | None:
     """The embedding backend for a config name; ``"none"`` (or ``"lexical"``) is None."""
     if name in ("none", "lexical", ""):
         return None
     from skillrt.routing.embeddings import get_backend
 
+    return get_backend(name, **backend_options(name, config or RoutingConfig()))
+
+
+def backend_options(name: str, config: RoutingConfig) -> dict[str, Any]:
+    """The constructor options ``config`` gives backend ``name`` (model path, variant...)."""
     options: dict[str, Any] = {}
-    if model_path and name in ("auto", "onnx-minilm"):
-        options["model_path"] = model_path
-    elif model_path and name == "sentence-transformers":
-        options["model"] = model_path
-    return get_backend(name, **options)
+    if name in ("auto", "onnx-minilm"):
+        if config.embedding_model_path:
+            options["model_path"] = config.embedding_model_path
+        if config.embedding_model_variant != "dynamic-int8":
+            options["variant"] = config.embedding_model_variant
+        if config.model_cache_dir is not None:
+            options["cache_dir"] = str(config.model_cache_dir)
+    elif name == "sentence-transformers" and config.embedding_model_path:
+        options["model"] = config.embedding_model_path
+    return options
 
 
 def _top(values: Any, k: int) -> list[int]:

@@ -59,6 +59,11 @@ class EmbeddingBackend(ABC):
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         """Embed queries (user requests): shape ``(len(texts), dim)``."""
 
+    @property
+    def query_model_id(self) -> str:
+        """What embeds queries (route events report it); ``model_id`` unless they differ."""
+        return self.model_id
+
     def embed_query(self, text: str) -> Matrix:
         """Embed one query: shape ``(dim,)``."""
         vector: Matrix = self.embed_queries([text])[0]
