@@ -114,3 +114,16 @@ def test_real_spans_with_the_sdk() -> None:
     assert spans["skillrt.route"].attributes["skillrt.route_id"] == "r1"
     assert "skip" not in spans["skillrt.route"].attributes
     assert spans["skillrt.dispatch"].status.status_code == trace.StatusCode.ERROR
+
+
+def test_a_process_that_never_imported_opentelemetry_does_not_import_it() -> None:
+    # No provider can be installed without importing OpenTelemetry, so skillrt skips
+    # the import (a cold CLI run would pay ~70 ms for nothing).
+    import subprocess
+
+    code = (
+        "import sys; from skillrt.telemetry import otel; "
+        "assert otel.span('skillrt.route') is otel.NOOP_SPAN; "
+        "assert not [m for m in sys.modules if m.startswith('opentelemetry')]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -12,6 +12,7 @@ never skillrt's.
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Mapping
 from types import TracebackType
@@ -110,6 +111,10 @@ def span(name: str, attributes: Mapping[str, Any] | None = None, *, enabled: boo
     values that are None are left out (OpenTelemetry rejects them).
     """
     if not (enabled and _enabled):
+        return NOOP_SPAN
+    if _tracer is _UNSET and "opentelemetry.trace" not in sys.modules:
+        # Nothing in this process imported OpenTelemetry, so no provider is installed:
+        # skip the ~70 ms import (a CLI run pays it otherwise).
         return NOOP_SPAN
     tracer = _load_tracer()
     if tracer is None or not _configured():
