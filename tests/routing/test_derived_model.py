@@ -84,6 +84,35 @@ def test_a_query_vector_does_not_depend_on_its_batch(cache: Path) -> None:
     np.testing.assert_array_equal(together, alone)
 
 
+def test_the_derived_model_is_fused(cache: Path) -> None:
+    import onnx
+
+    model, _ = _entries(cache)
+    ops = {node.op_type for node in onnx.load(str(model)).graph.node}
+    assert "SkipLayerNormalization" in ops  # residual add + layer norm, one node
+    assert "MatMulInteger" in ops
+
+
+def test_a_failing_fuser_keeps_the_unfused_graph(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, original: OnnxMiniLMBackend
+) -> None:
+    import onnx
+    import onnxruntime.transformers.optimizer as optimizer
+
+    def broken(*_: object, **__: object) -> None:
+        raise ValueError("fuser fell over")
+
+    monkeypatch.setattr(optimizer, "optimize_model", broken)
+    data, _ = dynamic_int8_model(default_model_path().read_bytes(), MODEL_SHA256, tmp_path)
+    ops = {node.op_type for node in onnx.load_from_string(data).graph.node}
+    assert "SkipLayerNormalization" not in ops and "MatMulInteger" in ops
+    fast = OnnxMiniLMBackend(cache_dir=tmp_path, num_threads=1)
+    assert fast.variant == "dynamic-int8"
+    assert (
+        np.einsum("ij,ij->i", fast.embed_queries(QUERIES), original.embed_queries(QUERIES)) > 0.98
+    ).all()
+
+
 def test_a_cached_model_is_reused_without_deriving(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -220,3 +220,66 @@ def test_sentence_transformers_missing_gives_install_hint() -> None:
     with pytest.raises(EmbeddingBackendUnavailable, match=r"skillrt\[sentence-transformers\]"):
         get_backend("sentence-transformers")
     assert "sentence-transformers" not in available_backends()
+
+
+# --- query parts: the query and its clauses from one pass ----------------------------
+PARTS_QUERY = "Review this pull request for security bugs, then write the release notes"
+
+
+def _spans(text: str, *pieces: str) -> list[tuple[int, int]]:
+    return [(text.index(p), text.index(p) + len(p)) for p in pieces]
+
+
+def test_minilm_query_parts_come_from_one_model_run(
+    minilm: EmbeddingBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert isinstance(minilm, OnnxMiniLMBackend)
+    spans = _spans(
+        PARTS_QUERY, "Review this pull request for security bugs", "write the release notes"
+    )
+    runs: list[int] = []
+    real = minilm._hidden
+
+    def counting(*args: object) -> object:
+        runs.append(1)
+        return real(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(minilm, "_hidden", counting)
+    query, parts = minilm.embed_query_parts(PARTS_QUERY, spans)
+    assert len(runs) == 1
+    assert parts.shape == (2, minilm.dim) and parts.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(parts, axis=1), 1.0, atol=1e-5)
+    # The query's vector is exactly the single-query path's.
+    np.testing.assert_allclose(query, minilm.embed_query(PARTS_QUERY), atol=1e-6)
+    # Each part means what its own text means: closest to its own standalone vector
+    # and to the skill that does it.
+    alone = minilm.embed_queries([PARTS_QUERY[a:b] for a, b in spans])
+    assert ((parts @ alone.T).argmax(axis=1) == [0, 1]).all()
+    assert (np.einsum("ij,ij->i", parts, alone) > 0.7).all()
+    docs = minilm.embed_documents(
+        ["code review: review pull requests for bugs", "release notes: write release notes"]
+    )
+    assert (parts @ docs.T).argmax(axis=1).tolist() == [0, 1]
+
+
+def test_minilm_query_parts_past_the_window_are_embedded_alone(
+    minilm: EmbeddingBackend,
+) -> None:
+    assert isinstance(minilm, OnnxMiniLMBackend)
+    text = "word " * 400 + "translate this sentence into french"
+    tail = "translate this sentence into french"
+    spans = [(0, 20), (text.index(tail), len(text))]
+    _, parts = minilm.embed_query_parts(text, spans)
+    np.testing.assert_allclose(parts[1], minilm.embed_query(tail), atol=1e-6)
+    assert minilm.embed_query_parts(text, [])[1].shape == (0, minilm.dim)
+
+
+def test_default_query_parts_embed_each_span_as_text() -> None:
+    backend = HashingBackend()
+    text = "deploy the service and then page the on-call engineer"
+    spans = _spans(text, "deploy the service", "page the on-call engineer")
+    query, parts = backend.embed_query_parts(text, spans)
+    np.testing.assert_array_equal(query, backend.embed_query(text))
+    np.testing.assert_array_equal(
+        parts, backend.embed_queries(["deploy the service", "page the on-call engineer"])
+    )

@@ -6,7 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from skillrt.routing.phrases import PhraseIndex
-from skillrt.routing.text import identifier_words, split_clauses, stem, terms
+from skillrt.routing.text import clause_spans, identifier_words, split_clauses, stem, terms
 
 
 def owners(index: PhraseIndex, text: str) -> set[int]:
@@ -90,3 +90,9 @@ def test_phrase_matching_never_crashes_and_is_deterministic(text: str) -> None:
     assert index.match(text) == index.match(text)
     clauses = split_clauses(text)
     assert all(c and c in text for c in clauses)
+    spans = clause_spans(text)
+    # Spans are where the clauses are: in order, not overlapping, trimmed.
+    assert [text[a:b] for a, b in spans] == clauses
+    assert all(0 <= a < b <= len(text) for a, b in spans)
+    assert all(spans[n][1] <= spans[n + 1][0] for n in range(len(spans) - 1))
+    assert all(text[a:b] == text[a:b].strip() for a, b in spans)

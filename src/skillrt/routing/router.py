@@ -43,7 +43,7 @@ from skillrt.routing.scoring import (
     success_term,
     weighted_sum,
 )
-from skillrt.routing.text import split_clauses, terms
+from skillrt.routing.text import clause_spans, terms
 
 if TYPE_CHECKING:
     import numpy as np
@@ -238,16 +238,16 @@ class Router:
         if directives.unknown_mentions:
             notes.append(f"no skill named {', '.join(directives.unknown_mentions)}")
 
-        clauses = split_clauses(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else [query]
+        spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
+        clauses = [query[a:b] for a, b in spans] if len(spans) > 1 else [query]
         qvec: Any = None
         clause_vecs: Any = [None] * len(clauses)
         if index.semantic is not None and index.backend is not None:
             if len(clauses) > 1:
-                # One batched call embeds the query and its clauses together.
-                texts = [query, *clauses] if query_vector is None else list(clauses)
-                vecs = index.backend.embed_queries(texts)
-                qvec = vecs[0] if query_vector is None else query_vector
-                clause_vecs = vecs[1:] if query_vector is None else vecs
+                # The query and its clauses come from one call (one model run for MiniLM).
+                qvec, clause_vecs = index.backend.embed_query_parts(query, spans)
+                if query_vector is not None:
+                    qvec = query_vector
             else:
                 qvec = query_vector if query_vector is not None else self._embed_query(query)
         ev = self._evidence(query, qvec, rows, model)

@@ -213,6 +213,13 @@ def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 5) -> li
     it, so "book a flight and a hotel" stays one clause about booking. Clauses are
     substrings of the query (separators dropped), in order.
     """
+    return [
+        query[a:b] for a, b in clause_spans(query, min_terms=min_terms, max_clauses=max_clauses)
+    ]
+
+
+def clause_spans(query: str, *, min_terms: int = 2, max_clauses: int = 5) -> list[tuple[int, int]]:
+    """Where :func:`split_clauses`'s clauses are: ``(start, end)`` character offsets."""
     spans: list[tuple[int, int]] = []
     for s_start, s_end in _sentences(query):
         pos = s_start
@@ -236,4 +243,12 @@ def split_clauses(query: str, *, min_terms: int = 2, max_clauses: int = 5) -> li
     if len(merged) > max_clauses > 0:
         # The tail becomes one last clause rather than being dropped.
         merged = [*merged[: max_clauses - 1], (merged[max_clauses - 1][0], merged[-1][1])]
-    return [query[a:b].strip() for a, b in merged]
+    return [_stripped(query, a, b) for a, b in merged]
+
+
+def _stripped(text: str, start: int, end: int) -> tuple[int, int]:
+    """``(start, end)`` narrowed past surrounding white space."""
+    piece = text[start:end]
+    lead = len(piece) - len(piece.lstrip())
+    trail = len(piece) - len(piece.rstrip())
+    return start + lead, max(start + lead, end - trail)

@@ -69,6 +69,19 @@ class EmbeddingBackend(ABC):
         vector: Matrix = self.embed_queries([text])[0]
         return vector
 
+    def embed_query_parts(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[Matrix, Matrix]:
+        """The query's vector and one vector per ``(start, end)`` character span of it.
+
+        Shapes ``(dim,)`` and ``(len(spans), dim)``; the query's vector equals
+        :meth:`embed_query`'s. This default embeds each span as a text of its own; a
+        contextual encoder can instead pool each span's tokens from one pass over the
+        whole query, which costs one query instead of one per span.
+        """
+        vectors = self.embed_queries([text, *(text[a:b] for a, b in spans)])
+        return vectors[0], vectors[1:]
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r}, dim={self.dim})"
 

