@@ -42,6 +42,7 @@ from skillrt.eval.datasets import load_catalog, load_queries
 from skillrt.routing.calibration import FEATURES, fit_logistic
 from skillrt.routing.router import Router
 from skillrt.routing.text import terms
+from skillrt.routing.tokens import TOKEN_RERANK
 from skillrt.store.sqlite import Store
 
 DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -60,6 +61,8 @@ class QueryFeatures:
     cent: np.ndarray
     lex: np.ndarray
     unknown: float
+    #: Token-matching score of every row (None without a token index).
+    tok: np.ndarray | None = None
 
 
 def collect(
@@ -77,12 +80,13 @@ def collect(
     )
     index = router.index
     vectors: list[Any] = [None] * len(queries)
+    qtokens: list[Any] = [None] * len(queries)
     if index.semantic is not None and index.backend is not None:
-        texts = [q.query for q in queries]
-        for s in range(0, len(texts), 64):
-            vectors[s : s + 64] = list(index.backend.embed_queries(texts[s : s + 64]))
+        for n, q in enumerate(queries):
+            encoded = index.backend.encode_query(q.query)
+            vectors[n], qtokens[n] = encoded.vector, encoded.tokens
     out: list[QueryFeatures] = []
-    for q, vec in zip(queries, vectors, strict=True):
+    for q, vec, qtok in zip(queries, vectors, qtokens, strict=True):
         if q.candidates is not None:
             rows, _ = index.rows_for(q.candidates)
         else:
@@ -103,29 +107,48 @@ def collect(
             for e in q.expected
             if e in index.position and index.position[e] in pos
         }
-        out.append(QueryFeatures(gold, rows, doc, part, cent, lex.norm[rows], lex.unknown_share))
+        tok = (
+            index.tokens.score(qtok, rows)
+            if index.tokens is not None and qtok is not None
+            else None
+        )
+        out.append(
+            QueryFeatures(gold, rows, doc, part, cent, lex.norm[rows], lex.unknown_share, tok)
+        )
     store.close()
     return out
 
 
-def fused(f: QueryFeatures, mix: tuple[float, float, float], lam: float) -> np.ndarray:
-    return mix[0] * f.doc + mix[1] * f.part + mix[2] * f.cent + lam * f.lex
+def fused(
+    f: QueryFeatures, mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
+) -> np.ndarray:
+    """The router's fused score (``Router._evidence``), token rerank included."""
+    base = mix[0] * f.doc + mix[1] * f.part + mix[2] * f.cent + lam * f.lex
+    if not tok_w or f.tok is None or not len(base):
+        return base
+    k = min(TOKEN_RERANK, len(base))
+    top = np.argpartition(-base, k - 1)[:k]
+    adj = np.full(len(base), float(f.tok[top].min()))
+    adj[top] = f.tok[top]
+    return base + tok_w * adj
 
 
-def top1(data: list[QueryFeatures], mix: tuple[float, float, float], lam: float) -> float:
+def top1(
+    data: list[QueryFeatures], mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
+) -> float:
     singles = [f for f in data if len(f.gold) == 1]
     if not singles:
         return float("nan")
-    return float(np.mean([int(np.argmax(fused(f, mix, lam))) in f.gold for f in singles]))
+    return float(np.mean([int(np.argmax(fused(f, mix, lam, tok_w))) in f.gold for f in singles]))
 
 
 def top_rows(
-    data: list[QueryFeatures], mix: tuple[float, float, float], lam: float
+    data: list[QueryFeatures], mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Calibration rows: (features of the top candidate, label, has_gold_expected)."""
     x, y, scope = [], [], []
     for f in data:
-        s = fused(f, mix, lam)
+        s = fused(f, mix, lam, tok_w)
         order = np.argsort(-s)
         best = order[0]
         x.append([s[best], f.lex[best], f.unknown])
@@ -148,13 +171,19 @@ def main() -> None:
     )
     ap.add_argument("--features", default="fused,lexical,unknown")
     ap.add_argument("--balance", action="store_true", help="balance classes per dataset")
+    ap.add_argument(
+        "--tokens",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="fit token matching's weight too (the default model for small catalogues)",
+    )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
 
     data: dict[str, list[QueryFeatures]] = {}
     for name in NAMES:
         started = time.time()
-        saved = args.cache / f"features-{name}-{args.backend}-{args.limit}.pkl"
+        saved = args.cache / f"features-v2-{name}-{args.backend}-{args.limit}.pkl"
         if saved.exists():
             data[name] = pickle.loads(saved.read_bytes())
         else:
@@ -181,10 +210,23 @@ def main() -> None:
     print(f"fusion: mix={mix} lexical_weight={lam}")
     for name, d in data.items():
         print(f"  {name:10s} top1 {top1(d, mix, lam):.3f}")
+    tok_w = 0.0
+    if args.tokens and all(f.tok is not None for d in data.values() for f in d):
+        # Token matching on top of that fusion: its weight, and the lexical weight again.
+        best_t = (float(np.mean([top1(d, mix, lam) for d in data.values()])), 0.0, lam)
+        for w in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2):
+            for lam_t in lams:
+                score = float(np.mean([top1(d, mix, lam_t, w) for d in data.values()]))
+                if score > best_t[0]:
+                    best_t = (score, w, lam_t)
+        _, tok_w, lam = best_t
+        print(f"token matching: token_weight={tok_w} lexical_weight={lam}")
+        for name, d in data.items():
+            print(f"  {name:10s} top1 {top1(d, mix, lam, tok_w):.3f}")
 
     xs, ys, scopes, labels = [], [], [], []
     for d in data.values():
-        x, y, scope = top_rows(d, mix, lam)
+        x, y, scope = top_rows(d, mix, lam, tok_w)
         xs.append(x)
         ys.append(y)
         scopes.append(scope)
@@ -222,7 +264,7 @@ def main() -> None:
             for f in d:
                 if len(f.gold) != 1:
                     continue
-                s_ = fused(f, mix, lam)
+                s_ = fused(f, mix, lam, tok_w)
                 z = tau * (s_ - s_.max())
                 g = next(iter(f.gold))
                 vals.append(z[g] - np.log(np.exp(z).sum()))

@@ -133,6 +133,9 @@ class RoutingConfig:
     #: hits (plus forced and trigger hits). ``semantic_top_k`` bounds which semantic-only
     #: hits may be *selected*; the wider pool feeds ranking, fallbacks and recall@k.
     candidate_pool: int = 12
+    #: Token matching (docs/routing.md) for catalogues of at most this many skill texts
+    #: (documents + examples); larger ones are routed on vectors alone. 0 turns it off.
+    token_match_max_texts: int = 5_000
     #: Log-odds added per unit of weighted non-intent evidence (see docs/routing.md).
     evidence_scale: float = 5.0
     #: An anti-trigger hit multiplies the total by this (a strong penalty, seed 001 §6.2).

@@ -270,8 +270,12 @@ def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
         [
             "latency (route)",
             f"p50 {report.latency_ms['p50']:.2f} ms",
-            f"p95 {report.latency_ms['p95']:.2f} ms; embedding "
-            f"{report.embed_ms_per_query:.2f} ms/query (batched)",
+            f"p95 {report.latency_ms['p95']:.2f} ms; "
+            + (
+                f"embedding {report.embed_ms_per_query:.2f} ms/query (batched)"
+                if report.embed_ms_per_query
+                else "query embedding included"
+            ),
         ],
     ]
     lines.append(table(["METRIC", "VALUE", "NOTE"], rows))

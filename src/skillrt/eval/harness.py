@@ -125,7 +125,14 @@ def evaluate(
     vectors: list[Any] = [None] * len(queries)
     embed_total = 0.0
     backend = router.index.backend
-    if backend is not None and router.index.semantic is not None and queries:
+    # With token matching each route needs the query's token states, which only its own
+    # run gives; otherwise vectors are embedded up front (the same vectors, batched).
+    if (
+        backend is not None
+        and router.index.semantic is not None
+        and router.index.tokens is None
+        and queries
+    ):
         texts = [q.query for q in queries]
         started = time.perf_counter()
         for start in range(0, len(texts), EMBED_BATCH):

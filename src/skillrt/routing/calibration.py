@@ -55,6 +55,9 @@ class ScoreModel:
     unknown: float = 0.646
     #: Softmax sharpness: intent halves for every ln(2)/sharpness of fused gap.
     sharpness: float = 20.0
+    #: Weight of the token-matching score added to the best candidates' fused score
+    #: (:mod:`skillrt.routing.tokens`); 0 leaves it out.
+    token_weight: float = 0.0
 
     def coefficients(self) -> tuple[float, ...]:
         return (self.fused, self.lexical, self.unknown)
@@ -125,9 +128,25 @@ MODELS: dict[str, ScoreModel] = {
 }
 
 
-def model_for(backend_name: str | None, overrides: Mapping[str, Any] | None = None) -> ScoreModel:
-    """The score model for a backend (``None`` = lexical only), with config overrides."""
-    base = MODELS.get(backend_name or "lexical", MODELS["onnx-minilm"])
+#: Fitted defaults when the backend also gives token states and the catalogue is small
+#: enough for token matching.
+TOKEN_MODELS: dict[str, ScoreModel] = {
+    "onnx-minilm": ScoreModel(token_weight=0.8),
+}
+
+
+def model_for(
+    backend_name: str | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    tokens: bool = False,
+) -> ScoreModel:
+    """The score model for a backend (``None`` = lexical only), with config overrides.
+
+    ``tokens``: the router has a token index (its model weighs token matching in).
+    """
+    table = TOKEN_MODELS if tokens and backend_name in TOKEN_MODELS else MODELS
+    base = table.get(backend_name or "lexical", MODELS["onnx-minilm"])
     return base.with_overrides(overrides) if overrides else base
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import EmbeddingBackend
     from skillrt.routing.semantic import SemanticIndex
+    from skillrt.routing.tokens import TokenIndex
     from skillrt.routing.vector_cache import VectorCache
 
 __all__ = ["RouterIndex", "lexical_document"]
@@ -52,6 +53,7 @@ class RouterIndex:
         backend: EmbeddingBackend | None,
         cache: VectorCache | None = None,
         is_enabled: Callable[[Skill], bool] | None = None,
+        token_match_max_texts: int = 0,
     ) -> None:
         from skillrt.routing.vector_cache import VectorCache
 
@@ -81,10 +83,21 @@ class RouterIndex:
         self.backend = backend
         self.cache = cache if cache is not None else VectorCache(None)
         self.semantic: SemanticIndex | None = None
+        #: Token states for token matching (None: off, unsupported or over the limit).
+        self.tokens: TokenIndex | None = None
         if backend is not None and self.skills:
             from skillrt.routing.semantic import SemanticIndex
 
             self.semantic = SemanticIndex(self.skills, backend, self.cache)
+            if token_match_max_texts > 0:
+                from skillrt.routing.tokens import TokenCache, TokenIndex
+
+                self.tokens = TokenIndex.build(
+                    self.skills,
+                    backend,
+                    TokenCache(self.cache.store),
+                    max_texts=token_match_max_texts,
+                )
 
     def __len__(self) -> int:
         return len(self.skills)

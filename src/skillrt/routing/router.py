@@ -19,6 +19,7 @@ Conflict order (R5), highest first, as applied to each candidate:
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -44,13 +45,15 @@ from skillrt.routing.scoring import (
     weighted_sum,
 )
 from skillrt.routing.text import clause_spans, terms
+from skillrt.routing.tokens import TOKEN_RERANK
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from skillrt.routing.embeddings.base import EmbeddingBackend
+    from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
     from skillrt.routing.lexical import LexicalScores
+    from skillrt.routing.tokens import TokenIndex
     from skillrt.skills.model import Skill
     from skillrt.store.sqlite import Store
     from skillrt.telemetry.stats import SkillStats
@@ -84,6 +87,8 @@ class _Evidence:
     sem_part: NDArray[np.float32] | None
     sem_centroid: NDArray[np.float32] | None
     sem_combined: NDArray[np.float32] | None
+    #: Token-matching score of the reranked candidates (NaN elsewhere), or None.
+    tokens: NDArray[np.float32] | None
     best: float
     second: float
     #: True when ``rows`` is every skill in index order (row == position).
@@ -170,7 +175,7 @@ class Router:
         backend_name = index.backend.name if index.backend is not None else None
         self._models: dict[int, ScoreModel] = {}
         self._backend_name = backend_name
-        self._qcache: OrderedDict[str, Any] = OrderedDict()
+        self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
 
     @classmethod
@@ -194,7 +199,11 @@ class Router:
         if isinstance(backend, str):
             backend = resolve_backend(backend, config)
         index = RouterIndex(
-            skills, backend=backend, cache=VectorCache(store), is_enabled=is_enabled
+            skills,
+            backend=backend,
+            cache=VectorCache(store),
+            is_enabled=is_enabled,
+            token_match_max_texts=config.token_match_max_texts,
         )
         return cls(index, config, store=store, **kwargs)
 
@@ -241,19 +250,28 @@ class Router:
         spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
         clauses = [query[a:b] for a, b in spans] if len(spans) > 1 else [query]
         qvec: Any = None
+        qtokens: Any = None
         clause_vecs: Any = [None] * len(clauses)
+        clause_tokens: Any = [None] * len(clauses)
         if index.semantic is not None and index.backend is not None:
-            if len(clauses) > 1:
-                # The query and its clauses come from one call (one model run for MiniLM).
-                qvec, clause_vecs = index.backend.embed_query_parts(query, spans)
-                if query_vector is not None:
-                    qvec = query_vector
+            if query_vector is not None and len(clauses) == 1:
+                qvec = query_vector
             else:
-                qvec = query_vector if query_vector is not None else self._embed_query(query)
-        ev = self._evidence(query, qvec, rows, model)
+                # The query, its clauses and its tokens come from one model run.
+                encoded = self._encode_query(query, spans if len(clauses) > 1 else ())
+                qvec, qtokens = encoded.vector, encoded.tokens
+                if len(clauses) > 1:
+                    clause_vecs = encoded.parts
+                    clause_tokens = encoded.part_tokens or clause_tokens
+                if query_vector is not None:
+                    qvec, qtokens = query_vector, None
+        ev = self._evidence(query, qvec, rows, model, qtokens)
         # Clause-level evidence for multi-request queries (minimal cover set, R4).
         clause_ev = (
-            [self._evidence(c, v, rows, model) for c, v in zip(clauses, clause_vecs, strict=True)]
+            [
+                self._evidence(c, v, rows, model, t)
+                for c, v, t in zip(clauses, clause_vecs, clause_tokens, strict=True)
+            ]
             if len(clauses) > 1
             else []
         )
@@ -517,26 +535,32 @@ class Router:
                 from skillrt.errors import ConfigError
 
                 raise ConfigError("routing.options.score_model must be a mapping")
-            model = model_for(self._backend_name, overrides)
+            model = model_for(self._backend_name, overrides, tokens=self.index.tokens is not None)
             self._models[key] = model
         return model
 
-    def _embed_query(self, query: str) -> Any:
+    def _encode_query(self, query: str, spans: Sequence[tuple[int, int]]) -> QueryEncoding:
+        # The spans are a function of the query, so the query alone is the cache key.
         with self._lock:
-            hit = self._qcache.get(query)
+            hit: QueryEncoding | None = self._qcache.get(query)
             if hit is not None:
                 self._qcache.move_to_end(query)
                 return hit
         assert self.index.backend is not None
-        vec = self.index.backend.embed_query(query)
+        encoded = self.index.backend.encode_query(query, spans)
         with self._lock:
-            self._qcache[query] = vec
+            self._qcache[query] = encoded
             if len(self._qcache) > QUERY_CACHE_SIZE:
                 self._qcache.popitem(last=False)
-        return vec
+        return encoded
 
     def _evidence(
-        self, text: str, qvec: Any, rows: NDArray[np.int64] | None, model: ScoreModel
+        self,
+        text: str,
+        qvec: Any,
+        rows: NDArray[np.int64] | None,
+        model: ScoreModel,
+        qtokens: Any = None,
     ) -> _Evidence:
         import numpy as np
 
@@ -558,6 +582,9 @@ class Router:
             fused = (sem.combined + model.lexical_weight * lex_norm).astype(np.float32)
         else:
             fused = (model.lexical_weight * lex_norm).astype(np.float32)
+        tok = None
+        if index.tokens is not None and qtokens is not None and model.token_weight and len(fused):
+            fused, tok = _token_rerank(index.tokens, qtokens, rows_arr, fused, model.token_weight)
         best = second = 0.0
         if len(fused):
             top2 = _top(fused, 2)
@@ -573,6 +600,7 @@ class Router:
             sem_part=sem.part if sem is not None else None,
             sem_centroid=sem.centroid if sem is not None else None,
             sem_combined=sem.combined if sem is not None else None,
+            tokens=tok,
             best=best,
             second=second,
             _full=rows is None,
@@ -710,6 +738,8 @@ class Router:
                 out["cos_doc"] = float(ev.sem_doc[k])
                 out["cos_part"] = float(ev.sem_part[k])
                 out["cos_centroid"] = float(ev.sem_centroid[k])
+            if ev.tokens is not None and not math.isnan(float(ev.tokens[k])):
+                out["tokens"] = float(ev.tokens[k])
         out["intent_query"] = intent_q
         for n, ci in enumerate(clause_intents):
             out[f"intent_clause_{n + 1}"] = ci
@@ -797,6 +827,29 @@ def _rank_key(c: Choice) -> tuple[float, float, int, float, float, str]:
     cost = {"low": 0, "medium": 1, "high": 2}.get(c.cost_hint, 1)
     fused = c.fused if c.fused == c.fused else -1.0  # NaN: not scored for the query
     return (-round(c.query_total, 3), -round(c.total, 3), cost, -c.success_rate, -fused, c.name)
+
+
+def _token_rerank(
+    tokens: TokenIndex,
+    query_tokens: Any,
+    rows: NDArray[np.int64],
+    fused: NDArray[np.float32],
+    weight: float,
+) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """``fused`` plus ``weight`` x the token-matching score of the best few candidates.
+
+    The rest get the lowest of those scores, so the scale (and the calibration fitted on
+    it) is the same for every candidate and the reranked ones keep their lead.
+    """
+    import numpy as np
+
+    top = _top(fused, TOKEN_RERANK)
+    scores = tokens.score(query_tokens, rows[top])
+    per_row = np.full(len(fused), np.nan, dtype=np.float32)
+    per_row[top] = scores
+    floor = float(scores.min()) if len(scores) else 0.0
+    out = (fused + weight * np.where(np.isnan(per_row), floor, per_row)).astype(np.float32)
+    return out, per_row
 
 
 def _clause_of(words: str, clauses: Sequence[str]) -> int:

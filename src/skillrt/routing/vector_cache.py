@@ -38,12 +38,21 @@ def text_hash(text: str) -> str:
 
 
 class VectorCache:
-    """Embeds only what neither memory nor the store holds; ``store=None`` is memory-only."""
+    """Embeds only what neither memory nor the store holds; ``store=None`` is memory-only.
+
+    Subclasses cache other per-text arrays in the same table under their own model key
+    (:attr:`suffix`) by overriding :meth:`_compute`, :meth:`_encode` and :meth:`_decode`.
+    """
+
+    #: Appended to the backend's ``model_id`` to key this cache's rows.
+    suffix: str = ""
+    #: What the warnings call the cached arrays.
+    what: str = "vectors"
 
     def __init__(self, store: Store | None = None, *, embed_batch: int = EMBED_BATCH) -> None:
         self.store = store
         self.embed_batch = embed_batch
-        self._memory: dict[str, dict[str, Matrix]] = {}  # model_id -> text_hash -> vector
+        self._memory: dict[str, dict[str, Matrix]] = {}  # model key -> text_hash -> array
         #: Cumulative counts of unique hashes found in a cache layer / embedded anew.
         self.hits = 0
         self.misses = 0
@@ -54,11 +63,16 @@ class VectorCache:
 
         if not items:
             return np.zeros((0, backend.dim), dtype=np.float32)
-        memory = self._memory.setdefault(backend.model_id, {})
+        return np.stack(self.lookup(backend, items)).astype(np.float32, copy=False)
+
+    def lookup(self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]) -> list[Matrix]:
+        """The cached array of each ``(text_hash, text)`` item, in input order."""
+        key = backend.model_id + self.suffix
+        memory = self._memory.setdefault(key, {})
         wanted = {h: text for h, text in items if h not in memory}  # unique, first text wins
         self.hits += len({h for h, _ in items}) - len(wanted)
         if wanted and self.store is not None:
-            found = self._load(backend, list(wanted))
+            found = self._load(key, backend.dim, list(wanted))
             memory.update(found)
             self.hits += len(found)
             wanted = {h: t for h, t in wanted.items() if h not in found}
@@ -67,29 +81,42 @@ class VectorCache:
             memory.update(fresh)
             self.misses += len(fresh)
             if self.store is not None:
-                self._save(backend, fresh)
-        return np.stack([memory[h] for h, _ in items]).astype(np.float32, copy=False)
+                self._save(key, backend.dim, fresh)
+        return [memory[h] for h, _ in items]
 
     def clear_memory(self) -> None:
         """Drop the in-memory layer (the store keeps its rows)."""
         self._memory.clear()
+
+    def _compute(self, backend: EmbeddingBackend, texts: list[str]) -> list[Matrix]:
+        vectors = backend.embed_documents(texts)
+        if vectors.shape != (len(texts), backend.dim):
+            raise ValueError(f"{backend!r} returned shape {vectors.shape} for {len(texts)} texts")
+        return list(vectors)
+
+    def _encode(self, array: Matrix) -> bytes:
+        import numpy as np
+
+        return np.asarray(array, dtype=np.float32).tobytes()
+
+    def _decode(self, blob: bytes, dim: int) -> Matrix | None:
+        """The stored array, or None when the row is stale or corrupt (a miss)."""
+        import numpy as np
+
+        if len(blob) != dim * 4:
+            return None
+        return np.frombuffer(blob, dtype=np.float32).copy()
 
     def _embed(self, backend: EmbeddingBackend, wanted: dict[str, str]) -> dict[str, Matrix]:
         hashes, texts = list(wanted), list(wanted.values())
         fresh: dict[str, Matrix] = {}
         for start in range(0, len(texts), self.embed_batch):
             batch = texts[start : start + self.embed_batch]
-            vectors = backend.embed_documents(batch)
-            if vectors.shape != (len(batch), backend.dim):
-                raise ValueError(
-                    f"{backend!r} returned shape {vectors.shape} for {len(batch)} texts"
-                )
-            fresh.update(zip(hashes[start : start + len(batch)], vectors, strict=True))
+            arrays = self._compute(backend, batch)
+            fresh.update(zip(hashes[start : start + len(batch)], arrays, strict=True))
         return fresh
 
-    def _load(self, backend: EmbeddingBackend, hashes: list[str]) -> dict[str, Matrix]:
-        import numpy as np
-
+    def _load(self, key: str, dim: int, hashes: list[str]) -> dict[str, Matrix]:
         assert self.store is not None
         found: dict[str, Matrix] = {}
         try:
@@ -99,25 +126,20 @@ class VectorCache:
                 rows = conn.execute(
                     "SELECT text_hash, dim, vector FROM embedding_cache "
                     f"WHERE model_id = ? AND text_hash IN ({', '.join('?' * len(chunk))})",
-                    (backend.model_id, *chunk),
+                    (key, *chunk),
                 ).fetchall()
-                for text_hash_, dim, blob in rows:
-                    # A row of the wrong width is stale or corrupt: treat it as a miss.
-                    if dim == backend.dim and len(blob) == dim * 4:
-                        found[text_hash_] = np.frombuffer(blob, dtype=np.float32).copy()
+                for text_hash_, row_dim, blob in rows:
+                    array = self._decode(blob, dim) if row_dim == dim else None
+                    if array is not None:
+                        found[text_hash_] = array
         except (sqlite3.Error, StoreError) as exc:
-            _warn(f"cannot read cached vectors ({exc}); embedding them again")
+            _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
         return found
 
-    def _save(self, backend: EmbeddingBackend, fresh: dict[str, Matrix]) -> None:
-        import numpy as np
-
+    def _save(self, key: str, dim: int, fresh: dict[str, Matrix]) -> None:
         assert self.store is not None
         now = time.time()
-        rows = [
-            (backend.model_id, h, backend.dim, np.asarray(v, dtype=np.float32).tobytes(), now)
-            for h, v in fresh.items()
-        ]
+        rows = [(key, h, dim, self._encode(v), now) for h, v in fresh.items()]
         try:
             with self.store.transaction() as conn:
                 conn.executemany(
@@ -126,7 +148,7 @@ class VectorCache:
                     rows,
                 )
         except (sqlite3.Error, StoreError) as exc:
-            _warn(f"cannot save {len(rows)} vectors to the state store ({exc}); continuing")
+            _warn(f"cannot save {len(rows)} {self.what} to the state store ({exc}); continuing")
 
 
 def _warn(message: str) -> None:

