@@ -164,9 +164,11 @@ def latency(sizes: list[int], cache: Path, record: bool) -> None:
                 router.route(q)
                 ms = (time.perf_counter() - t) * 1000
                 (multi if len(split_clauses(q)) > 1 else single).append(ms)
-            label = "semantic+lexical" if backend else "lexical-only"
+            label = "lexical-only"
+            if backend:
+                label = "semantic+lexical" + ("+tokens" if router.index.tokens else "")
             print(
-                f"  {n:6d} skills {label:17s} one-request queries p50 "
+                f"  {n:6d} skills {label:24s} one-request queries p50 "
                 f"{percentile(single, 50):6.2f} ms p95 {percentile(single, 95):6.2f} ms | "
                 f"multi-request p50 {percentile(multi, 50):6.2f} p95 {percentile(multi, 95):6.2f} "
                 f"| all p95 {percentile(single + multi, 95):6.2f}  (build {build:.1f} s)"

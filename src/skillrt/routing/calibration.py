@@ -131,7 +131,16 @@ MODELS: dict[str, ScoreModel] = {
 #: Fitted defaults when the backend also gives token states and the catalogue is small
 #: enough for token matching.
 TOKEN_MODELS: dict[str, ScoreModel] = {
-    "onnx-minilm": ScoreModel(token_weight=0.8),
+    "onnx-minilm": ScoreModel(
+        mix=(0.5, 0.1, 0.4),
+        lexical_weight=0.3,
+        bias=-3.428,
+        fused=6.154,
+        lexical=-1.819,
+        unknown=1.356,
+        sharpness=15.0,
+        token_weight=0.8,
+    ),
 }
 
 

@@ -314,7 +314,8 @@ class OnnxMiniLMBackend(EmbeddingBackend):
                 parts[n] = states[inside].mean(axis=0)
             else:
                 missing.append(n)
-            inside_keep = [r for r, k in enumerate(keep) if k in set(inside)]
+            inside_set = set(inside)
+            inside_keep = [r for r, k in enumerate(keep) if k in inside_set]
             part_tokens.append(tokens[inside_keep] if inside_keep else tokens[:0])
         parts = l2_normalise(parts)
         if missing:
