@@ -72,7 +72,8 @@ def test_score_is_each_skills_best_symmetric_maxsim(
     skills = np.asarray([p % len(shape) for p in pick], dtype=np.int64)
     got = index.score(query, skills)
     want = [max(_maxsim(query, t.astype(np.float32)) for t in texts[i]) for i in skills]
-    np.testing.assert_allclose(got, want, atol=1e-5)
+    # Rows are stored as int8 with a scale each: cosines move by at most ~1/127.
+    np.testing.assert_allclose(got, want, atol=8e-3)
 
 
 def test_score_of_nothing() -> None:
@@ -144,7 +145,7 @@ def test_rerank_adds_the_weighted_score_to_the_best_few_and_the_floor_to_the_res
     query = _unit(rng, 4)
     out, per_row = _token_rerank(index, query, rows, fused, 0.5)
     scores = index.score(query, rows[:TOKEN_RERANK])
-    np.testing.assert_allclose(per_row[:TOKEN_RERANK], scores, atol=1e-6)
+    np.testing.assert_allclose(per_row[:TOKEN_RERANK], scores, atol=1e-6)  # same arithmetic
     assert np.isnan(per_row[TOKEN_RERANK:]).all()
     np.testing.assert_allclose(out[:TOKEN_RERANK], fused[:TOKEN_RERANK] + 0.5 * scores, atol=1e-6)
     np.testing.assert_allclose(out[TOKEN_RERANK:], fused[TOKEN_RERANK:] + 0.5 * scores.min())

@@ -16,7 +16,7 @@ docs/routing.md).
 
 Token states are cached per text hash in the store, like vectors, as float16 rows.
 A catalogue with more than ``token_match_max_texts`` texts is routed without token
-matching (its memory grows with the text count: ~15 KB per text).
+matching (its memory grows with the text count: ~8 KB per text in memory).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def token_texts(skill: Skill) -> list[str]:
 
 
 class TokenIndex:
-    """Every skill text's content-token states, in one float16 matrix."""
+    """Every skill text's content-token states, in one int8 matrix (a scale per row)."""
 
     def __init__(self, texts_per_skill: Sequence[Sequence[Matrix]], dim: int) -> None:
         import numpy as np
@@ -78,11 +78,17 @@ class TokenIndex:
         matrices = [m for texts in texts_per_skill for m in texts]
         lengths = np.asarray([len(m) for m in matrices], dtype=np.int64)
         self.dim = dim
-        self.tokens: NDArray[np.float16] = (
-            np.ascontiguousarray(np.concatenate(matrices), dtype=np.float16)
+        states = (
+            np.concatenate(matrices).astype(np.float32)
             if matrices
-            else np.zeros((0, dim), dtype=np.float16)
+            else np.zeros((0, dim), dtype=np.float32)
         )
+        # int8 rows with a scale each: a quarter of float32's memory, and widening int8
+        # is 7x faster than widening float16 (which numpy does element by element).
+        # The rounding moves a cosine by about 0.002.
+        scale = np.maximum(np.abs(states).max(axis=1, initial=0.0), 1e-12) / 127.0
+        self.tokens: NDArray[np.int8] = np.round(states / scale[:, None]).astype(np.int8)
+        self.scale: NDArray[np.float32] = scale.astype(np.float32)
         self.text_len = lengths
         self.text_start = np.cumsum(lengths) - lengths
         counts = np.asarray([len(t) for t in texts_per_skill], dtype=np.int64)
@@ -117,7 +123,7 @@ class TokenIndex:
 
     @property
     def nbytes(self) -> int:
-        return int(self.tokens.nbytes)
+        return int(self.tokens.nbytes + self.scale.nbytes)
 
     def score(self, query_tokens: Matrix, skills: NDArray[np.int64]) -> NDArray[np.float32]:
         """Each skill's best symmetric MaxSim against ``query_tokens`` (rows: unit vectors)."""
@@ -140,6 +146,7 @@ class TokenIndex:
             np.asarray(query_tokens, dtype=np.float32),
             self.tokens[rows].astype(np.float32),
         )
+        sims *= self.scale[rows]
         starts = np.cumsum(lengths) - lengths
         query_side = np.maximum.reduceat(sims, starts, axis=1).mean(axis=0)
         text_side = np.add.reduceat(sims.max(axis=0), starts) / lengths
