@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from skillrt.config import RoutingConfig
 from skillrt.routing.calibration import model_for
 from skillrt.routing.embeddings import HashingBackend, OnnxMiniLMBackend, get_backend
-from skillrt.routing.embeddings.base import QueryEncoding
+from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
 from skillrt.routing.embeddings.onnx_minilm import FUNCTION_WORDS
 from skillrt.routing.router import Router, _token_rerank
-from skillrt.routing.tokens import TOKEN_RERANK, TokenCache, TokenIndex, token_texts
+from skillrt.routing.tokens import TOKEN_RERANK, TokenCache, TokenIndex, quantise, token_texts
 from skillrt.store.sqlite import Store
 
 from .conftest import catalogue, make
@@ -45,6 +45,34 @@ class TokenHashing(HashingBackend):
         return QueryEncoding(plain.vector, plain.parts, self.embed_queries(text.split() or [text]))
 
 
+class TableBackend(EmbeddingBackend):
+    """Token states looked up in a table: text -> matrix (no model)."""
+
+    name: ClassVar[str] = "table"
+    token_states: ClassVar[bool] = True
+
+    def __init__(self, table: dict[str, np.ndarray]) -> None:
+        self.table = table
+        self.dim = DIM
+        self.model_id = f"table-{id(table)}"
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        return np.zeros((len(texts), DIM), np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.zeros((len(texts), DIM), np.float32)
+
+    def embed_document_tokens(self, texts: Sequence[str]) -> list[np.ndarray]:
+        return [self.table[t].astype(np.float16) for t in texts]
+
+
+def table_index(texts: list[list[np.ndarray]]) -> TokenIndex:
+    """A token index over skills whose texts have exactly these token states."""
+    table = {f"skill {i} text {j}": m for i, ms in enumerate(texts) for j, m in enumerate(ms)}
+    names = [[f"skill {i} text {j}" for j in range(len(ms))] for i, ms in enumerate(texts)]
+    return TokenIndex(names, TableBackend(table), TokenCache(None))
+
+
 def _unit(rng: np.random.Generator, rows: int) -> np.ndarray:
     m = rng.normal(size=(rows, DIM)).astype(np.float32)
     return m / np.linalg.norm(m, axis=1, keepdims=True)
@@ -67,7 +95,7 @@ def test_score_is_each_skills_best_symmetric_maxsim(
 ) -> None:
     rng = np.random.default_rng(seed)
     texts = [[_unit(rng, n).astype(np.float16) for n in skill] for skill in shape]
-    index = TokenIndex(texts, DIM)
+    index = table_index(texts)
     query = _unit(rng, query_rows)
     skills = np.asarray([p % len(shape) for p in pick], dtype=np.int64)
     got = index.score(query, skills)
@@ -77,7 +105,7 @@ def test_score_is_each_skills_best_symmetric_maxsim(
 
 
 def test_score_of_nothing() -> None:
-    index = TokenIndex([[np.ones((1, DIM), np.float16)]], DIM)
+    index = table_index([[np.ones((1, DIM), np.float16)]])
     assert index.score(np.ones((2, DIM), np.float32), np.zeros(0, np.int64)).shape == (0,)
     assert index.score(np.zeros((0, DIM), np.float32), np.asarray([0])).tolist() == [0.0]
 
@@ -95,8 +123,11 @@ def test_token_states_are_cached_in_the_store(tmp_path: Path) -> None:
     again = TokenIndex.build(skills, backend, cache, max_texts=100)
     store.close()
     assert again is not None and sum(backend.token_calls) == len(skills)  # nothing embedded
-    assert cache.hits == len(skills) and cache.misses == 0
-    np.testing.assert_array_equal(first.tokens, again.tokens)
+    assert cache.hits == 0 and cache.misses == 0 and again.nbytes == 0  # nothing read yet
+    query = backend.embed_queries(["review", "pull", "request"])
+    everyone = np.arange(len(skills))
+    np.testing.assert_array_equal(first.score(query, everyone), again.score(query, everyone))
+    assert cache.hits == len(skills) and again.nbytes > 0
     # Vectors and token states of the same text are separate rows.
     rows = sqlite3.connect(db).execute("SELECT DISTINCT model_id FROM embedding_cache").fetchall()
     assert [r[0] for r in rows] == [backend.model_id + TokenCache.suffix]
@@ -115,7 +146,9 @@ def test_a_torn_token_row_is_a_miss(tmp_path: Path) -> None:
     conn.close()
     store = Store(db)
     cache = TokenCache(store)
-    TokenIndex.build(skills, backend, cache, max_texts=100)
+    index = TokenIndex.build(skills, backend, cache, max_texts=100)
+    assert index is not None and cache.misses == 0  # the row is there, not yet read
+    index.preload()
     store.close()
     assert cache.misses == 1 and sum(backend.token_calls) == 2
 
@@ -139,7 +172,7 @@ def test_rerank_adds_the_weighted_score_to_the_best_few_and_the_floor_to_the_res
     n = TOKEN_RERANK + 10
     rng = np.random.default_rng(0)
     texts = [[_unit(rng, 3).astype(np.float16)] for _ in range(n)]
-    index = TokenIndex(texts, DIM)
+    index = table_index(texts)
     fused = np.linspace(1.0, 0.0, n).astype(np.float32)  # row 0 best
     rows = np.arange(n, dtype=np.int64)
     query = _unit(rng, 4)
@@ -234,3 +267,30 @@ def test_token_matching_ranks_the_skill_with_the_requests_words(
     assert result.candidates[0].name == "flight-booker"
     assert scores["flight-booker"] is not None and scores["travel-planner"] is not None
     assert scores["flight-booker"] > scores["travel-planner"]
+
+
+def test_only_the_reranked_skills_are_read(tmp_path: Path) -> None:
+    backend = TokenHashing()
+    skills = catalogue()
+    store = Store(tmp_path / "state.db")
+    TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
+    cache = TokenCache(store)
+    index = TokenIndex.build(skills, backend, cache, max_texts=100)
+    assert index is not None
+    index.score(backend.embed_queries(["git"]), np.asarray([1, 3]))
+    assert cache.hits == 2
+    index.score(backend.embed_queries(["git"]), np.asarray([3]))
+    assert cache.hits == 2  # already in memory
+    index.preload()
+    assert cache.hits == len(skills)
+    store.close()
+
+
+def test_quantised_rows_keep_cosines() -> None:
+    rng = np.random.default_rng(1)
+    states = _unit(rng, 50)
+    tokens, scale = quantise(states)
+    restored = tokens.astype(np.float32) * scale[:, None]
+    assert np.abs(np.einsum("ij,ij->i", restored, states) - 1).max() < 5e-3
+    empty_tokens, empty_scale = quantise(np.zeros((0, DIM), np.float32))
+    assert empty_tokens.shape == (1, DIM) and empty_scale.shape == (1,)

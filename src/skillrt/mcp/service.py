@@ -219,6 +219,10 @@ class SkillService:
             return
         try:
             self._route("warm up the skill router", record=False)
+            router = getattr(self.runtime, "router", None)
+            tokens = getattr(getattr(router, "index", None), "tokens", None)
+            if tokens is not None:
+                tokens.preload()  # a server reads token states once, not per route
         except Exception:  # a warm-up failure must not stop the server; requests report it
             log.warning("router warm-up failed", exc_info=True)
 

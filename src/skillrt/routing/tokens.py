@@ -16,12 +16,12 @@ docs/routing.md).
 
 Token states are cached per text hash in the store, like vectors, as float16 rows.
 A catalogue with more than ``token_match_max_texts`` texts is routed without token
-matching (its memory grows with the text count: ~8 KB per text in memory).
+matching (a long-lived process ends up holding ~8 KB per text).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, cast
 
 from skillrt.routing.semantic import MAX_EXAMPLES, document_text
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import EmbeddingBackend, Matrix
 
-__all__ = ["TOKEN_RERANK", "TokenCache", "TokenIndex", "token_texts"]
+__all__ = ["TOKEN_RERANK", "TokenCache", "TokenIndex", "quantise", "token_texts"]
 
 #: How many of the best fused candidates token matching reorders.
 TOKEN_RERANK = 16
@@ -70,31 +70,25 @@ def token_texts(skill: Skill) -> list[str]:
 
 
 class TokenIndex:
-    """Every skill text's content-token states, in one int8 matrix (a scale per row)."""
+    """Each skill text's content-token states as int8 rows with a scale each.
 
-    def __init__(self, texts_per_skill: Sequence[Sequence[Matrix]], dim: int) -> None:
-        import numpy as np
+    Loaded lazily: building only makes sure every text's states are in the cache
+    (embedding what is missing); a route reads the states of the skills it reranks, so
+    a one-shot CLI route reads a few dozen rows, and a long-lived process ends up with
+    the catalogue in memory (:meth:`preload` does it up front).
+    """
 
-        matrices = [m for texts in texts_per_skill for m in texts]
-        lengths = np.asarray([len(m) for m in matrices], dtype=np.int64)
-        self.dim = dim
-        states = (
-            np.concatenate(matrices).astype(np.float32)
-            if matrices
-            else np.zeros((0, dim), dtype=np.float32)
-        )
-        # int8 rows with a scale each: a quarter of float32's memory, and widening int8
-        # is 7x faster than widening float16 (which numpy does element by element).
-        # The rounding moves a cosine by about 0.002.
-        scale = np.maximum(np.abs(states).max(axis=1, initial=0.0), 1e-12) / 127.0
-        self.tokens: NDArray[np.int8] = np.round(states / scale[:, None]).astype(np.int8)
-        self.scale: NDArray[np.float32] = scale.astype(np.float32)
-        self.text_len = lengths
-        self.text_start = np.cumsum(lengths) - lengths
-        counts = np.asarray([len(t) for t in texts_per_skill], dtype=np.int64)
-        #: Skill i's texts are text ids skill_start[i] : skill_start[i] + skill_count[i].
-        self.skill_count = counts
-        self.skill_start = np.cumsum(counts) - counts
+    def __init__(
+        self,
+        texts_per_skill: Sequence[Sequence[str]],
+        backend: EmbeddingBackend,
+        cache: TokenCache,
+    ) -> None:
+        self.dim = backend.dim
+        self._backend = backend
+        self._cache = cache
+        self._items = [[(text_hash(t), t) for t in texts] for texts in texts_per_skill]
+        self._states: dict[str, tuple[NDArray[np.int8], NDArray[np.float32]]] = {}
 
     @classmethod
     def build(
@@ -112,18 +106,26 @@ class TokenIndex:
         texts = [token_texts(s) for s in skills]
         if sum(len(t) for t in texts) > max_texts:
             return None
-        flat = [t for ts in texts for t in ts]
-        arrays = cache.lookup(backend, [(text_hash(t), t) for t in flat])
-        per_skill: list[list[Matrix]] = []
-        pos = 0
-        for ts in texts:
-            per_skill.append(arrays[pos : pos + len(ts)])
-            pos += len(ts)
-        return cls(per_skill, backend.dim)
+        index = cls(texts, backend, cache)
+        cache.ensure(backend, [item for items in index._items for item in items])
+        return index
+
+    def preload(self) -> None:
+        """Read every text's states now (a server does this once, not per route)."""
+        self._load(range(len(self._items)))
 
     @property
     def nbytes(self) -> int:
-        return int(self.tokens.nbytes + self.scale.nbytes)
+        """Memory held by the states read so far."""
+        return sum(int(t.nbytes + s.nbytes) for t, s in self._states.values())
+
+    def _load(self, skills: Iterable[int]) -> None:
+        missing = {h: t for i in skills for h, t in self._items[i] if h not in self._states}
+        if not missing:
+            return
+        arrays = self._cache.lookup(self._backend, list(missing.items()))
+        for h, array in zip(missing, arrays, strict=True):
+            self._states[h] = quantise(array)
 
     def score(self, query_tokens: Matrix, skills: NDArray[np.int64]) -> NDArray[np.float32]:
         """Each skill's best symmetric MaxSim against ``query_tokens`` (rows: unit vectors)."""
@@ -133,25 +135,39 @@ class TokenIndex:
             return np.zeros(0, dtype=np.float32)
         if not len(query_tokens):
             return np.zeros(len(skills), dtype=np.float32)
-        counts = self.skill_count[skills]
-        text_ids = np.repeat(self.skill_start[skills] - np.cumsum(counts) + counts, counts)
-        text_ids += np.arange(int(counts.sum()))
-        lengths = self.text_len[text_ids]
-        rows = np.repeat(self.text_start[text_ids] - np.cumsum(lengths) + lengths, lengths)
-        rows += np.arange(int(lengths.sum()))
+        wanted = skills.tolist()
+        self._load(wanted)
+        texts = [self._states[h] for i in wanted for h, _ in self._items[i]]
+        counts = np.asarray([len(self._items[i]) for i in wanted], dtype=np.int64)
+        lengths = np.asarray([len(t) for t, _ in texts], dtype=np.int64)
+        tokens = np.concatenate([t for t, _ in texts])
+        scale = np.concatenate([s for _, s in texts])
         # einsum, not a BLAS matmul: BLAS threads started right after an onnxruntime run
         # fight its pool for the cores (milliseconds instead of microseconds).
         sims = np.einsum(
-            "qd,td->qt",
-            np.asarray(query_tokens, dtype=np.float32),
-            self.tokens[rows].astype(np.float32),
+            "qd,td->qt", np.asarray(query_tokens, dtype=np.float32), tokens.astype(np.float32)
         )
-        sims *= self.scale[rows]
+        sims *= scale
         starts = np.cumsum(lengths) - lengths
         query_side = np.maximum.reduceat(sims, starts, axis=1).mean(axis=0)
         text_side = np.add.reduceat(sims.max(axis=0), starts) / lengths
         per_text = 0.5 * (query_side + text_side)
-        out: NDArray[np.float32] = np.maximum.reduceat(per_text, np.cumsum(counts) - counts).astype(
-            np.float32
-        )
+        out: NDArray[np.float32] = np.maximum.reduceat(
+            per_text, np.cumsum(counts) - counts
+        ).astype(np.float32)
         return out
+
+
+def quantise(states: Matrix) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
+    """int8 rows and a scale each: a quarter of float32's memory, and widening int8 is
+    7x faster than widening float16 (which numpy does element by element). The rounding
+    moves a cosine by about 0.002. An empty matrix becomes one zero row (a text always
+    has at least one row, so reductions over it are defined)."""
+    import numpy as np
+
+    values = np.asarray(states, dtype=np.float32)
+    if not len(values):
+        values = np.zeros((1, values.shape[1] if values.ndim == 2 else 1), dtype=np.float32)
+    scale = np.maximum(np.abs(values).max(axis=1), 1e-12) / 127.0
+    scaled = values / scale[:, None]
+    return np.rint(scaled, out=scaled).astype(np.int8), scale.astype(np.float32)

@@ -84,6 +84,24 @@ class VectorCache:
                 self._save(key, backend.dim, fresh)
         return [memory[h] for h, _ in items]
 
+    def ensure(self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]) -> int:
+        """Embed and store what neither memory nor the store holds, without loading the
+        rest (a later :meth:`lookup` reads those). Returns how many were embedded."""
+        key = backend.model_id + self.suffix
+        memory = self._memory.setdefault(key, {})
+        wanted = {h: text for h, text in items if h not in memory}
+        if wanted and self.store is not None:
+            present = self._present(key, backend.dim, list(wanted))
+            wanted = {h: t for h, t in wanted.items() if h not in present}
+        if not wanted:
+            return 0
+        fresh = self._embed(backend, wanted)
+        memory.update(fresh)
+        self.misses += len(fresh)
+        if self.store is not None:
+            self._save(key, backend.dim, fresh)
+        return len(fresh)
+
     def clear_memory(self) -> None:
         """Drop the in-memory layer (the store keeps its rows)."""
         self._memory.clear()
@@ -135,6 +153,24 @@ class VectorCache:
         except (sqlite3.Error, StoreError) as exc:
             _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
         return found
+
+    def _present(self, key: str, dim: int, hashes: list[str]) -> set[str]:
+        """Which of ``hashes`` the store has a row of the right width for."""
+        assert self.store is not None
+        present: set[str] = set()
+        try:
+            conn = self.store.connection()
+            for start in range(0, len(hashes), LOOKUP_CHUNK):
+                chunk = hashes[start : start + LOOKUP_CHUNK]
+                rows = conn.execute(
+                    "SELECT text_hash FROM embedding_cache WHERE model_id = ? AND dim = ? "
+                    f"AND text_hash IN ({', '.join('?' * len(chunk))})",
+                    (key, dim, *chunk),
+                ).fetchall()
+                present.update(r[0] for r in rows)
+        except (sqlite3.Error, StoreError) as exc:
+            _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
+        return present
 
     def _save(self, key: str, dim: int, fresh: dict[str, Matrix]) -> None:
         assert self.store is not None
