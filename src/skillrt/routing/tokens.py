@@ -152,9 +152,9 @@ class TokenIndex:
         query_side = np.maximum.reduceat(sims, starts, axis=1).mean(axis=0)
         text_side = np.add.reduceat(sims.max(axis=0), starts) / lengths
         per_text = 0.5 * (query_side + text_side)
-        out: NDArray[np.float32] = np.maximum.reduceat(
-            per_text, np.cumsum(counts) - counts
-        ).astype(np.float32)
+        out: NDArray[np.float32] = np.maximum.reduceat(per_text, np.cumsum(counts) - counts).astype(
+            np.float32
+        )
         return out
 
 
