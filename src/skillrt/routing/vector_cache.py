@@ -13,7 +13,7 @@ import sqlite3
 import time
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
 
@@ -135,42 +135,34 @@ class VectorCache:
         return fresh
 
     def _load(self, key: str, dim: int, hashes: list[str]) -> dict[str, Matrix]:
-        assert self.store is not None
         found: dict[str, Matrix] = {}
-        try:
-            conn = self.store.connection()
-            for start in range(0, len(hashes), LOOKUP_CHUNK):
-                chunk = hashes[start : start + LOOKUP_CHUNK]
-                rows = conn.execute(
-                    "SELECT text_hash, dim, vector FROM embedding_cache "
-                    f"WHERE model_id = ? AND text_hash IN ({', '.join('?' * len(chunk))})",
-                    (key, *chunk),
-                ).fetchall()
-                for text_hash_, row_dim, blob in rows:
-                    array = self._decode(blob, dim) if row_dim == dim else None
-                    if array is not None:
-                        found[text_hash_] = array
-        except (sqlite3.Error, StoreError) as exc:
-            _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
+        for text_hash_, row_dim, blob in self._select("text_hash, dim, vector", key, hashes):
+            array = self._decode(blob, dim) if row_dim == dim else None
+            if array is not None:
+                found[text_hash_] = array
         return found
 
     def _present(self, key: str, dim: int, hashes: list[str]) -> set[str]:
         """Which of ``hashes`` the store has a row of the right width for."""
+        return {h for h, row_dim in self._select("text_hash, dim", key, hashes) if row_dim == dim}
+
+    def _select(self, columns: str, key: str, hashes: list[str]) -> list[tuple[Any, ...]]:
+        """``columns`` of the store's rows for ``hashes`` (none, with a warning, on error)."""
         assert self.store is not None
-        present: set[str] = set()
+        out: list[tuple[Any, ...]] = []
         try:
             conn = self.store.connection()
             for start in range(0, len(hashes), LOOKUP_CHUNK):
                 chunk = hashes[start : start + LOOKUP_CHUNK]
-                rows = conn.execute(
-                    "SELECT text_hash FROM embedding_cache WHERE model_id = ? AND dim = ? "
-                    f"AND text_hash IN ({', '.join('?' * len(chunk))})",
-                    (key, dim, *chunk),
+                out += conn.execute(
+                    f"SELECT {columns} FROM embedding_cache "
+                    f"WHERE model_id = ? AND text_hash IN ({', '.join('?' * len(chunk))})",
+                    (key, *chunk),
                 ).fetchall()
-                present.update(r[0] for r in rows)
         except (sqlite3.Error, StoreError) as exc:
             _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
-        return present
+            return []
+        return out
 
     def _save(self, key: str, dim: int, fresh: dict[str, Matrix]) -> None:
         assert self.store is not None
