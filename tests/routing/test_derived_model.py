@@ -113,6 +113,21 @@ def test_a_failing_fuser_keeps_the_unfused_graph(
     ).all()
 
 
+def test_without_the_fusers_dependency_the_unfused_recipe_has_its_own_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import onnx
+
+    monkeypatch.setitem(sys.modules, "sympy", None)
+    monkeypatch.setattr(derived, "recipe", lambda: derived.RECIPE_UNFUSED)
+    data, _ = dynamic_int8_model(default_model_path().read_bytes(), MODEL_SHA256, tmp_path)
+    ops = {node.op_type for node in onnx.load_from_string(data).graph.node}
+    assert "SkipLayerNormalization" not in ops
+    (entry,) = tmp_path.glob("*.json")
+    assert json.loads(entry.read_text())["recipe"] == derived.RECIPE_UNFUSED
+    assert f"-{derived.RECIPE_UNFUSED}-" in entry.name and RECIPE not in entry.name
+
+
 def test_a_cached_model_is_reused_without_deriving(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

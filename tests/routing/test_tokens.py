@@ -30,7 +30,7 @@ DIM = 8
 class TokenHashing(HashingBackend):
     """The hashing backend with token states: one hashed vector per word (counted calls)."""
 
-    token_states: ClassVar[bool] = True
+    token_states = True
 
     def __init__(self) -> None:
         super().__init__(dim=64)
@@ -49,7 +49,7 @@ class TableBackend(EmbeddingBackend):
     """Token states looked up in a table: text -> matrix (no model)."""
 
     name: ClassVar[str] = "table"
-    token_states: ClassVar[bool] = True
+    token_states = True
 
     def __init__(self, table: dict[str, np.ndarray]) -> None:
         self.table = table
@@ -294,3 +294,84 @@ def test_quantised_rows_keep_cosines() -> None:
     assert np.abs(np.einsum("ij,ij->i", restored, states) - 1).max() < 5e-3
     empty_tokens, empty_scale = quantise(np.zeros((0, DIM), np.float32))
     assert empty_tokens.shape == (1, DIM) and empty_scale.shape == (1,)
+
+
+# --- hostile and odd inputs ----------------------------------------------------------
+def _pooled_export(folder: Path) -> Path:
+    """A copy of the model whose output is already pooled (batch, width): no tokens."""
+    import onnx
+    from onnx import helper
+
+    from skillrt.routing.embeddings.onnx_minilm import default_model_path
+
+    model = onnx.load(str(default_model_path()))
+    states = model.graph.output[0].name
+    if model.opset_import[0].version < 18:  # axes: an attribute before opset 18, then an input
+        mean = helper.make_node("ReduceMean", [states], ["pooled"], axes=[1], keepdims=0)
+    else:
+        axes = helper.make_tensor("axes1", onnx.TensorProto.INT64, [1], [1])
+        model.graph.initializer.append(axes)
+        mean = helper.make_node("ReduceMean", [states, "axes1"], ["pooled"], keepdims=0)
+    model.graph.node.append(mean)
+    del model.graph.output[:]
+    model.graph.output.append(
+        helper.make_tensor_value_info("pooled", onnx.TensorProto.FLOAT, ["batch", 384])
+    )
+    path = folder / "pooled.onnx"
+    onnx.save(model, str(path))
+    return path
+
+
+def test_an_export_that_pools_itself_routes_without_token_matching(tmp_path: Path) -> None:
+    backend = OnnxMiniLMBackend(_pooled_export(tmp_path), sha256=None, cache_dir=tmp_path)
+    assert backend.token_states is False
+    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend=backend)
+    assert router.index.tokens is None
+    multi = "review this pull request for bugs and then write the release notes for version 2"
+    result = router.route(multi, record=False)
+    assert result.plan.names  # clauses still get their own vectors, one text each
+    encoded = backend.encode_query(multi, [(0, 30), (40, len(multi))])
+    assert encoded.tokens is None and encoded.parts.shape == (2, backend.dim)
+
+
+def test_a_corrupt_token_row_is_a_miss_not_a_nan_score(tmp_path: Path) -> None:
+    backend = TokenHashing()
+    skills = catalogue()
+    db = tmp_path / "state.db"
+    store = Store(db)
+    TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
+    store.close()
+    nan_row = np.full((2, backend.dim), np.nan, dtype=np.float16).tobytes()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE embedding_cache SET vector = ?", (nan_row,))
+    conn.commit()
+    conn.close()
+    store = Store(db)
+    cache = TokenCache(store)
+    index = TokenIndex.build(skills, backend, cache, max_texts=100)
+    assert index is not None
+    scores = index.score(backend.embed_queries(["review", "pull"]), np.arange(len(skills)))
+    store.close()
+    assert np.isfinite(scores).all()
+    assert cache.misses == len(skills)  # every poisoned row embedded again
+
+
+def test_token_states_are_not_held_twice() -> None:
+    backend = TokenHashing()
+    cache = TokenCache(None)
+    index = TokenIndex.build(catalogue(), backend, cache, max_texts=100)
+    assert index is not None
+    index.preload()
+    assert index.nbytes > 0
+    assert not cache._memory.get(backend.model_id + TokenCache.suffix)
+
+
+def test_a_given_query_vector_scores_like_a_plain_route(minilm: OnnxMiniLMBackend) -> None:
+    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend=minilm)
+    assert router.index.tokens is not None
+    query = "please review my pull request for security bugs"
+    plain = router.route(query, record=False)
+    given = router.route(query, record=False, query_vector=minilm.embed_query(query))
+    assert [c.name for c in given.candidates] == [c.name for c in plain.candidates]
+    for a, b in zip(given.candidates, plain.candidates, strict=True):
+        assert a.score.total == pytest.approx(b.score.total, abs=1e-6)

@@ -223,7 +223,8 @@ class Router:
         """Route one query; see the module docstring. "No skill" is a valid result.
 
         ``candidates`` restricts routing to those skills (names as in the index);
-        ``query_vector`` skips embedding (batch evaluation embeds all queries at once).
+        ``query_vector`` skips embedding (batch evaluation embeds all queries at once)
+        unless token matching is on: then the query is still run once for its tokens.
         """
         started = time.perf_counter()
         route_id = uuid.uuid4().hex
@@ -254,7 +255,7 @@ class Router:
         clause_vecs: Any = [None] * len(clauses)
         clause_tokens: Any = [None] * len(clauses)
         if index.semantic is not None and index.backend is not None:
-            if query_vector is not None and len(clauses) == 1:
+            if query_vector is not None and len(clauses) == 1 and index.tokens is None:
                 qvec = query_vector
             else:
                 # The query, its clauses and its tokens come from one model run.
@@ -264,7 +265,7 @@ class Router:
                     clause_vecs = encoded.parts
                     clause_tokens = encoded.part_tokens or clause_tokens
                 if query_vector is not None:
-                    qvec, qtokens = query_vector, None
+                    qvec = query_vector
         ev = self._evidence(query, qvec, rows, model, qtokens)
         # Clause-level evidence for multi-request queries (minimal cover set, R4).
         clause_ev = (
@@ -844,7 +845,7 @@ def _token_rerank(
     import numpy as np
 
     top = _top(fused, TOKEN_RERANK)
-    scores = tokens.score(query_tokens, rows[top])
+    scores = np.nan_to_num(tokens.score(query_tokens, rows[top]), nan=0.0)
     per_row = np.full(len(fused), np.nan, dtype=np.float32)
     per_row[top] = scores
     floor = float(scores.min()) if len(scores) else 0.0

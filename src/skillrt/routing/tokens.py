@@ -59,8 +59,11 @@ class TokenCache(VectorCache):
 
         if not blob or len(blob) % (dim * 2):
             return None
-        # float16 rows: a Matrix in all but width (TokenIndex keeps them at half size).
-        return cast("Matrix", np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).copy())
+        rows = np.frombuffer(blob, dtype=np.float16).reshape(-1, dim)
+        if not np.isfinite(rows).all():  # a corrupt row must not poison every score
+            return None
+        # float16 rows: a Matrix in all but width (TokenIndex keeps them as int8).
+        return cast("Matrix", rows.copy())
 
 
 def token_texts(skill: Skill) -> list[str]:
@@ -107,7 +110,10 @@ class TokenIndex:
         if sum(len(t) for t in texts) > max_texts:
             return None
         index = cls(texts, backend, cache)
-        cache.ensure(backend, [item for items in index._items for item in items])
+        try:
+            cache.ensure(backend, [item for items in index._items for item in items])
+        except NotImplementedError:  # the backend said yes but its model says no
+            return None
         return index
 
     def preload(self) -> None:
@@ -123,7 +129,8 @@ class TokenIndex:
         missing = {h: t for i in skills for h, t in self._items[i] if h not in self._states}
         if not missing:
             return
-        arrays = self._cache.lookup(self._backend, list(missing.items()))
+        # The int8 copy is the one kept: the cache need not hold the float16 rows too.
+        arrays = self._cache.lookup(self._backend, list(missing.items()), keep=False)
         for h, array in zip(missing, arrays, strict=True):
             self._states[h] = quantise(array)
 
@@ -165,7 +172,7 @@ def quantise(states: Matrix) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
     has at least one row, so reductions over it are defined)."""
     import numpy as np
 
-    values = np.asarray(states, dtype=np.float32)
+    values = np.nan_to_num(np.asarray(states, dtype=np.float32), nan=0.0, posinf=0.0, neginf=0.0)
     if not len(values):
         values = np.zeros((1, values.shape[1] if values.ndim == 2 else 1), dtype=np.float32)
     scale = np.maximum(np.abs(values).max(axis=1), 1e-12) / 127.0

@@ -65,8 +65,13 @@ class VectorCache:
             return np.zeros((0, backend.dim), dtype=np.float32)
         return np.stack(self.lookup(backend, items)).astype(np.float32, copy=False)
 
-    def lookup(self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]) -> list[Matrix]:
-        """The cached array of each ``(text_hash, text)`` item, in input order."""
+    def lookup(
+        self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]], *, keep: bool = True
+    ) -> list[Matrix]:
+        """The cached array of each ``(text_hash, text)`` item, in input order.
+
+        ``keep=False``: the caller keeps its own copy, so the memory layer drops these.
+        """
         key = backend.model_id + self.suffix
         memory = self._memory.setdefault(key, {})
         wanted = {h: text for h, text in items if h not in memory}  # unique, first text wins
@@ -82,7 +87,11 @@ class VectorCache:
             self.misses += len(fresh)
             if self.store is not None:
                 self._save(key, backend.dim, fresh)
-        return [memory[h] for h, _ in items]
+        out = [memory[h] for h, _ in items]
+        if not keep:
+            for h, _ in items:
+                memory.pop(h, None)
+        return out
 
     def ensure(self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]) -> int:
         """Embed and store what neither memory nor the store holds, without loading the

@@ -86,8 +86,9 @@ class EmbeddingBackend(ABC):
         vector: Matrix = self.embed_queries([text])[0]
         return vector
 
-    #: Whether :meth:`embed_document_tokens` works and :meth:`encode_query` fills tokens.
-    token_states: ClassVar[bool] = False
+    #: Whether :meth:`embed_document_tokens` works and :meth:`encode_query` fills tokens
+    #: (an instance may say no, e.g. an ONNX export that pools its own output).
+    token_states: bool = False
 
     def embed_document_tokens(self, texts: Sequence[str]) -> list[Matrix]:
         """Unit-length states of each document's content tokens (one matrix per text).

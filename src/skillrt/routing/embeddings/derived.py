@@ -27,10 +27,20 @@ from pathlib import Path
 from skillrt.atomic import atomic_write_bytes
 from skillrt.errors import SkillrtError
 
-__all__ = ["RECIPE", "DerivationError", "default_cache_dir", "dynamic_int8_model"]
+__all__ = ["RECIPE", "DerivationError", "default_cache_dir", "dynamic_int8_model", "recipe"]
 
 #: Bump when the derivation changes: old cache entries are then ignored.
 RECIPE = "dq-int8-pc-fused-v3"
+#: The same without the fusion step, where the fuser's dependency is missing; a separate
+#: cache entry, so installing it later derives the fused model.
+RECIPE_UNFUSED = "dq-int8-pc-v3"
+
+
+def recipe() -> str:
+    """The recipe this environment derives (fusing needs ``sympy``)."""
+    import importlib.util
+
+    return RECIPE if importlib.util.find_spec("sympy") is not None else RECIPE_UNFUSED
 
 
 class DerivationError(SkillrtError):
@@ -53,15 +63,16 @@ def dynamic_int8_model(source: bytes, source_sha256: str, cache_dir: Path) -> tu
     """
     import onnxruntime as ort
 
-    key = f"minilm-{source_sha256[:16]}-{RECIPE}-ort{ort.__version__}"
+    steps = recipe()
+    key = f"minilm-{source_sha256[:16]}-{steps}-ort{ort.__version__}"
     model_path = cache_dir / f"{key}.onnx"
     meta_path = cache_dir / f"{key}.json"
     cached = _read_cached(model_path, meta_path, source_sha256)
     if cached is not None:
         return cached
-    data = _derive(source, cache_dir)
+    data = _derive(source, cache_dir, fuse=steps == RECIPE)
     digest = hashlib.sha256(data).hexdigest()
-    meta = {"recipe": RECIPE, "sha256": digest, "source_sha256": source_sha256}
+    meta = {"recipe": steps, "sha256": digest, "source_sha256": source_sha256}
     try:
         atomic_write_bytes(model_path, data)
         atomic_write_bytes(meta_path, json.dumps(meta, indent=1).encode("utf-8"))
@@ -85,7 +96,7 @@ def _read_cached(model_path: Path, meta_path: Path, source_sha256: str) -> tuple
     return (data, digest) if meta.get("sha256") == digest else None
 
 
-def _derive(source: bytes, cache_dir: Path) -> bytes:
+def _derive(source: bytes, cache_dir: Path, *, fuse: bool = True) -> bytes:
     try:
         import onnxruntime as ort
         from onnxruntime.quantization import QuantType, quantize_dynamic
@@ -110,7 +121,7 @@ def _derive(source: bytes, cache_dir: Path) -> bytes:
             logging.disable(logging.WARNING)
             try:
                 quantize_dynamic(
-                    _fused(folded, os.path.join(tmp, "fused.onnx")),
+                    _fused(folded, os.path.join(tmp, "fused.onnx")) if fuse else folded,
                     quantised,
                     weight_type=QuantType.QInt8,
                     per_channel=True,

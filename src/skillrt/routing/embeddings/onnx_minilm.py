@@ -28,7 +28,7 @@ from skillrt.routing.embeddings.base import (
     QueryEncoding,
     l2_normalise,
 )
-from skillrt.routing.embeddings.derived import RECIPE
+from skillrt.routing.embeddings.derived import recipe
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import Matrix
@@ -169,6 +169,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         self._lock = threading.Lock()
         self._doc_session: Any = None
         self.variant = "original"
+        self._recipe = recipe()
         query_session = (
             self._derived_session(data, model_digest, cache_dir)
             if (variant == "dynamic-int8")
@@ -187,12 +188,15 @@ class OnnxMiniLMBackend(EmbeddingBackend):
                 f"{path} is not a BERT-style encoder (inputs: {sorted(self._inputs)})",
                 path=str(path),
             )
-        width = self._session.get_outputs()[0].shape[-1]
+        output = self._session.get_outputs()[0].shape
+        width = output[-1]
         # A symbolic width (an unusual export) is learnt from one probe run.
         self.dim = width if isinstance(width, int) else 0
         if not self.dim:
             probe = self._run(self._session, [self._tokenizer.encode("probe")], 3)
             self.dim = int(probe.shape[-1])
+        # Token states exist only when the export returns them (batch, tokens, width).
+        self.token_states = len(output) == 3
         #: Identity of the document vectors (always the original model's, so the cache
         #: is shared by both variants).
         self.model_id = (
@@ -202,7 +206,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
     @property
     def query_model_id(self) -> str:
         if self.variant == "dynamic-int8":
-            return f"{self.model_id}+q:{RECIPE}"
+            return f"{self.model_id}+q:{self._recipe}"
         return self.model_id
 
     def _new_session(self, data: bytes, threads: int) -> Any:
@@ -262,8 +266,6 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             return self._embed(texts, self._session, 1)
         return self._embed(texts, self._session, self.batch_size)
 
-    token_states: ClassVar[bool] = True
-
     def embed_document_tokens(self, texts: Sequence[str]) -> list[Matrix]:
         """Content-token states of each document, from the original model (float16 rows)."""
         import numpy as np
@@ -299,7 +301,8 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         encoding = self._tokenizer.encode(text)
         hidden = self._hidden(self._session, [encoding], len(encoding.ids))
         if hidden.ndim == 2:  # an export that pools itself has no token states to share
-            return super().encode_query(text, spans)
+            vectors = self.embed_queries([text, *(text[a:b] for a, b in spans)])
+            return QueryEncoding(vectors[0], vectors[1:])
         states = hidden[0]
         vector = l2_normalise(states.mean(axis=0, keepdims=True))[0]
         keep = content_rows(encoding)
