@@ -245,7 +245,8 @@ def test_minilm_query_parts_come_from_one_model_run(
         return real(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(minilm, "_hidden", counting)
-    query, parts = minilm.embed_query_parts(PARTS_QUERY, spans)
+    encoded = minilm.encode_query(PARTS_QUERY, spans)
+    query, parts = encoded.vector, encoded.parts
     assert len(runs) == 1
     assert parts.shape == (2, minilm.dim) and parts.dtype == np.float32
     np.testing.assert_allclose(np.linalg.norm(parts, axis=1), 1.0, atol=1e-5)
@@ -269,16 +270,17 @@ def test_minilm_query_parts_past_the_window_are_embedded_alone(
     text = "word " * 400 + "translate this sentence into french"
     tail = "translate this sentence into french"
     spans = [(0, 20), (text.index(tail), len(text))]
-    _, parts = minilm.embed_query_parts(text, spans)
+    parts = minilm.encode_query(text, spans).parts
     np.testing.assert_allclose(parts[1], minilm.embed_query(tail), atol=1e-6)
-    assert minilm.embed_query_parts(text, [])[1].shape == (0, minilm.dim)
+    assert minilm.encode_query(text, []).parts.shape == (0, minilm.dim)
 
 
 def test_default_query_parts_embed_each_span_as_text() -> None:
     backend = HashingBackend()
     text = "deploy the service and then page the on-call engineer"
     spans = _spans(text, "deploy the service", "page the on-call engineer")
-    query, parts = backend.embed_query_parts(text, spans)
+    encoded = backend.encode_query(text, spans)
+    query, parts = encoded.vector, encoded.parts
     np.testing.assert_array_equal(query, backend.embed_query(text))
     np.testing.assert_array_equal(
         parts, backend.embed_queries(["deploy the service", "page the on-call engineer"])

