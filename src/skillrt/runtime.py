@@ -51,6 +51,8 @@ class SkillRuntime:
         store: A state store; by default ``config.state_db``. Pass ``persist=False`` for an
             in-memory store (nothing written to disk).
         catalogs: JSONL skill catalogues to route over besides the roots' skills.
+        catalog_base: The folder a catalogue line's ``path`` is relative to (default: each
+            catalogue's own folder).
         env: Environment for prerequisite checks (``env`` items); None skips them.
     """
 
@@ -62,11 +64,13 @@ class SkillRuntime:
         store: Store | None = None,
         persist: bool = True,
         catalogs: Sequence[Path | str] = (),
+        catalog_base: Path | str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or RuntimeConfig()
         #: JSONL skill catalogues routed alongside the roots' skills (``--catalog``).
         self.catalogs: tuple[Path, ...] = tuple(Path(c) for c in catalogs)
+        self.catalog_base = Path(catalog_base) if catalog_base is not None else None
         #: The environment prerequisite checks read (the CLI passes os.environ).
         self.env = env
         self._router: Router | None = None
@@ -429,7 +433,7 @@ class SkillRuntime:
 
             known = {s.qualified_name for s in skills}
             for path in self.catalogs:
-                report = load_catalog_report(path)
+                report = load_catalog_report(path, base=self.catalog_base)
                 for problem in report.problems:
                     warnings.warn(f"{path}: {problem.message}", RuntimeWarning, stacklevel=2)
                 for skill in report.skills:
@@ -494,11 +498,13 @@ class SkillRuntime:
         *,
         limit: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        keep_outcomes: bool = False,
     ) -> EvalReport:
         """Route a labelled query set over this runtime's skills and measure it (E3).
 
         Telemetry and skill stats are off for the run (nothing is written to the store
-        but cached skill vectors).
+        but cached skill vectors). ``keep_outcomes`` keeps every query's outcome on the
+        report (``--per-query``).
         """
         import dataclasses
 
@@ -520,7 +526,7 @@ class SkillRuntime:
             record=False,
         )
         router.store = None  # vectors came from the store; stats and events stay out
-        return evaluate(router, queries, progress=progress)
+        return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
 
     def close(self) -> None:
         self.store.close()
