@@ -463,7 +463,6 @@ class SkillRuntime:
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
-                record=telemetry.enabled,
             )
             self._router_key = key
         return self._router
@@ -477,11 +476,18 @@ class SkillRuntime:
         candidates: Sequence[str] | None = None,
         explain: bool = False,
         surface: str | None = None,
+        record: bool | None = None,
     ) -> RouteResult:
-        """Route one query to an ActivationPlan (001 §6); records the T1 event."""
-        attrs = {"skillrt.surface": surface or "library", "skillrt.query_chars": len(query)}
+        """Route one query to an ActivationPlan (001 §6) and record its T1 event.
+
+        ``record``: write the event (default: ``telemetry.enabled``); with False the
+        caller records it (e.g. off the request path).
+        """
+        surface = surface or "library"
+        attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
         with self._span("skillrt.route", attrs) as sp:
-            result = self.router.route(
+            router = self.router
+            result = router.route(
                 query,
                 history=history,
                 top_k=top_k,
@@ -489,6 +495,17 @@ class SkillRuntime:
                 explain=explain,
                 surface=surface,
             )
+            telemetry = self.config.telemetry
+            if telemetry.enabled if record is None else record:
+                from skillrt.telemetry.recording import record_result
+
+                result = record_result(
+                    self.store,
+                    result,
+                    surface=surface,
+                    model_id=router.index.model_id,
+                    record_query_text=router.config.record_query_text,
+                )
             sp.set_attribute("skillrt.route_id", result.route_id)
             return result
 
@@ -523,9 +540,8 @@ class SkillRuntime:
             store=self.store,
             is_enabled=self.registry.is_enabled,
             env=self.env,
-            record=False,
         )
-        router.store = None  # vectors came from the store; stats and events stay out
+        router.store = None  # vectors came from the store; stats stay out
         return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
 
     def close(self) -> None:

@@ -83,9 +83,7 @@ def test_percentile() -> None:
 
 
 def test_evaluate_routes_within_candidates() -> None:
-    router = Router.from_skills(
-        catalogue(), RoutingConfig(use_stats=False), backend="hashing", record=False
-    )
+    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
     queries = [
         LabelledQuery("do a code review of my pull request", ("code-review",)),
         LabelledQuery("rebase my branch with git", ("git-helper",), ("git-helper", "code-review")),

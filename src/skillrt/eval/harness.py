@@ -175,9 +175,7 @@ def evaluate(
 
     outcomes: list[QueryOutcome] = []
     for n, q in enumerate(queries):
-        result = route_fn(
-            q.query, candidates=q.candidates, query_vector=vectors[n], record=False, surface="eval"
-        )
+        result = route_fn(q.query, candidates=q.candidates, query_vector=vectors[n], surface="eval")
         # The primary selected skill (best score) first; the rest in plan order.
         names = result.plan.names
         if len(names) > 1:
