@@ -21,8 +21,16 @@ needs_corpora = pytest.mark.skipif(
 )
 
 
-def corpus_files() -> list[Path]:
+def _all_skill_mds() -> list[Path]:
     return sorted(p for p in CORPORA.rglob("*") if p.name.lower() == "skill.md")
+
+
+def corpus_files() -> list[Path]:
+    """Every SKILL.md that makes a skill: not one inside another skill's folder (such a
+    file belongs to that skill, as in Claude Code: app-builder/templates/SKILL.md)."""
+    files = _all_skill_mds()
+    folders = {p.parent for p in files}
+    return [p for p in files if not any(a in folders for a in p.parent.parents)]
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +58,20 @@ def test_the_registry_finds_every_skill_md(corpus_registry: SkillRegistry) -> No
     assert listed == set(corpus_files())
     assert corpus_registry.broken == ()
     assert [d.code for d in corpus_registry.diagnostics] == []
+
+
+@needs_corpora
+def test_a_skill_md_inside_a_skill_belongs_to_that_skill(corpus_registry: SkillRegistry) -> None:
+    from skillrt.loading import load_resource
+
+    nested = [p for p in _all_skill_mds() if p not in corpus_files()]
+    assert nested, "the corpora hold a SKILL.md nested in a skill (app-builder/templates)"
+    parent = corpus_registry.get("app-builder")
+    for path in nested:
+        assert path.is_relative_to(parent.path)
+        relative = str(path.relative_to(parent.path))
+        assert load_resource(parent, relative).report.relative_path == relative
+    assert "templates" not in {s.name for s in corpus_registry.skills()}
 
 
 @needs_corpora
@@ -109,7 +131,10 @@ def test_validate_walks_the_whole_tree() -> None:
     problems = {
         name: sorted(d.code for d in r.diagnostics) for name, r in by_name.items() if r.diagnostics
     }
-    assert problems == {
+    original = {
+        n: c for n, c in problems.items() if "antigravity-skills" not in by_name[n].path.parts
+    }
+    assert original == {
         "claude-api": ["DESCRIPTION_TOO_LONG"],
         "vercel-composition-patterns": ["NAME_DIR_MISMATCH"],
         "vercel-react-best-practices": ["NAME_DIR_MISMATCH"],
@@ -119,7 +144,23 @@ def test_validate_walks_the_whole_tree() -> None:
     }
     assert len(results) == len(corpus_files())
     assert not by_name["claude-api"].valid
-    assert all(r.valid for n, r in by_name.items() if n != "claude-api")
+    # antigravity-skills: extra frontmatter fields and folder names that differ are
+    # warnings; a title-cased name with spaces ("AWS Penetration Testing") is an error,
+    # reported with all three reasons. Every one of them still loads and is listed.
+    antigravity = {n: r for n, r in by_name.items() if "antigravity-skills" in r.path.parts}
+    assert len(antigravity) >= 160
+    invalid = {n for n, r in antigravity.items() if not r.valid}
+    assert invalid == {n for n in antigravity if n != n.lower() or " " in n}
+    for name in invalid:
+        assert problems[name] == ["NAME_DIR_MISMATCH", "NAME_INVALID_CHARS", "NAME_NOT_LOWERCASE"]
+    codes = {c for n in antigravity for c in problems.get(n, [])}
+    assert codes <= {
+        "UNEXPECTED_FIELDS",
+        "NAME_DIR_MISMATCH",
+        "NAME_INVALID_CHARS",
+        "NAME_NOT_LOWERCASE",
+    }
+    assert all(r.valid for n, r in by_name.items() if n != "claude-api" and n not in invalid)
 
 
 @needs_corpora

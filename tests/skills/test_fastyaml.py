@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -93,12 +94,21 @@ def _frontmatters() -> list[Path]:
     return files
 
 
+#: Values the fast path leaves to PyYAML by design (see test_gives_up_on_the_unusual):
+#: a timestamp, or a flow collection holding a mapping.
+_BY_DESIGN = re.compile(r"^\s*[\w-]+:\s*(?:\d{4}-\d\d-\d\d\s*$|[\[{].*:)", re.M)
+
+
 def test_real_frontmatter_takes_the_fast_path() -> None:
     files = _frontmatters()
     assert files
+    declined = []
     for path in files:
         fm = split_frontmatter(path.read_text(encoding="utf-8")).frontmatter
-        assert assert_agrees(fm) is not None, path
+        if assert_agrees(fm) is None:  # agreement is checked whenever it answers
+            declined.append(path)
+            assert _BY_DESIGN.search(fm), path
+    assert len(declined) <= len(files) // 20, declined
 
 
 # -- differential fuzzing -------------------------------------------------------------
