@@ -1,18 +1,23 @@
 """Fit the router's general score model on the DEV splits (never the test splits).
 
-Reproduces the defaults in ``skillrt.routing.calibration.MODELS``:
+Five dev splits, pooled, each weighing the same whatever its size: MetaTool, CLINC150,
+Seal-Tools, BFCL (tool and intent catalogues: name + description + examples) and
+real-skills (real SKILL.md skills with bodies, ``bench/data/real-skills-dev.queries.jsonl``).
+It reproduces the defaults in ``skillrt.routing.calibration``:
 
-1. **Fusion** (``mix``, ``lexical_weight``): grid search maximising top-1, averaged
-   over the four benchmarks (each weighs the same, whatever its size).
-2. **Calibration** (``bias``, ``fused``, ``margin``, ``lexical``, ``unknown``): a
-   weighted logistic regression on the best-ranked candidate of every dev query,
-   labelled 1 when it is an expected skill. Each benchmark weighs the same. This makes
-   ``intent_match`` the probability that the top-ranked skill is a right one, so the
-   0.65 threshold means "select when at least 65% of such cases were right".
+1. **Fusion** (``mix``, ``section_weight``, ``lexical_weight``, ``token_weight``): grid
+   search maximising the mean top-1 over the five splits (a hit is an expected skill or
+   one of the query's ``also_ok``), under the constraint that no split falls more than
+   ``--max-drop`` below the ``--reference`` model's top-1.
+2. **Calibration** (``bias``, ``fused``, ``lexical``, ``unknown``): a weighted logistic
+   regression of "the query calls for a skill" on the best candidate's evidence, over
+   the splits that have no-skill queries, so ``intent_match`` keeps its meaning and the
+   0.65 threshold means what it says.
+3. **Sharpness**: the softmax temperature that best predicts which candidate is right.
 
-Usage (a few minutes; vectors are cached in ``--cache``)::
+Usage (the first run embeds every catalogue and caches features in ``--cache``)::
 
-    python bench/tune_router.py [--backend onnx-minilm] [--datasets DIR] [--cache DIR]
+    python bench/tune_router.py [--datasets DIR] [--corpora DIR] [--cache DIR]
 
 It prints the fitted parameters and the dev metrics they give at the 0.65 threshold.
 Nothing from the datasets is written into the package: only these few numbers are
@@ -22,13 +27,13 @@ copied by hand into ``calibration.py``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import pickle
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -39,255 +44,365 @@ except ImportError:  # run from a checkout without installing
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import load_catalog, load_queries
-from skillrt.routing.calibration import FEATURES, fit_logistic
+from skillrt.routing.calibration import FEATURES, ScoreModel, fit_logistic, model_for
+from skillrt.routing.evidence import LEXICAL_FLOOR
+from skillrt.routing.index import FIELD_WEIGHTS
+from skillrt.routing.lexical import LexicalIndex
 from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
 from skillrt.routing.text import terms
 from skillrt.store.sqlite import Store
 
-DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-NAMES = ("metatool", "clinc150", "seal-tools", "bfcl")
+HERE = Path(__file__).resolve().parent
+DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
+DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
+REAL_QUERIES = HERE / "data" / "real-skills-dev.queries.jsonl"
+NAMES = ("metatool", "clinc150", "seal-tools", "bfcl", "real-skills")
 THRESHOLD = 0.65
+FEATURE_VERSION = "v5"
+
+
+#: BM25F field weights tried (name, description, examples and triggers, body); the body
+#: weighs less than the description, which stays the strongest field every skill has.
+FIELD_GRID = [
+    (name, 1.0, examples, body)
+    for name in (1.0, 2.0, 3.0)
+    for examples in (0.5, 1.0)
+    for body in (0.25, 0.5)
+]
 
 
 @dataclass
-class QueryFeatures:
-    """Per-skill raw evidence for one query (over its candidate set)."""
+class Split:
+    """Dense per-query x per-row evidence of one dev split (rows padded with NaN).
 
-    gold: set[int]  # positions within ``rows``
-    rows: np.ndarray
+    BFCL queries route within their own candidates, so rows differ per query; the
+    others route over the whole catalogue.
+    """
+
+    gold: np.ndarray  # bool (queries, rows): expected or also_ok
+    valid: np.ndarray  # bool (queries, rows)
     doc: np.ndarray
     part: np.ndarray
     cent: np.ndarray
-    lex: np.ndarray
-    unknown: float
-    #: Token-matching score of every row (None without a token index).
-    tok: np.ndarray | None = None
+    section: np.ndarray
+    #: Normalised BM25F per field-weight setting of FIELD_GRID.
+    lex: dict[tuple[float, ...], np.ndarray]
+    unknown: np.ndarray  # (queries,)
+    tok: np.ndarray | None  # token-matching score of every row, or None
+    body: np.ndarray  # bool (queries, rows): the row's skill has body sections
+
+    @property
+    def in_scope(self) -> np.ndarray:
+        return np.asarray(self.gold.any(axis=1))
+
+
+def dataset_files(name: str, datasets: Path, corpora: Path) -> tuple[Path, Path, Path | None]:
+    if name == "real-skills":
+        return datasets / "real-skills-dev" / "skills.jsonl", REAL_QUERIES, corpora
+    return datasets / name / "skills.jsonl", datasets / name / "queries.dev.jsonl", None
 
 
 def collect(
-    name: str, root: Path, cache: Path, backend: str, limit: int | None
-) -> list[QueryFeatures]:
-    skills = load_catalog(root / name / "skills.jsonl")
-    queries = load_queries(root / name / "queries.dev.jsonl", limit=limit)
+    name: str, datasets: Path, corpora: Path, cache: Path, backend: str, limit: int | None
+) -> Split:
+    catalogue, query_file, base = dataset_files(name, datasets, corpora)
+    skills = load_catalog(catalogue, base=base)
+    queries = load_queries(query_file, limit=limit)
     store = Store(cache / "vectors.db")
     router = Router.from_skills(
-        skills,
-        RoutingConfig(use_stats=False, cold_start=False),
-        backend=backend,
-        store=store,
+        skills, RoutingConfig(use_stats=False, cold_start=False), backend=backend, store=store
     )
     index = router.index
-    vectors: list[Any] = [None] * len(queries)
-    qtokens: list[Any] = [None] * len(queries)
-    if index.semantic is not None and index.backend is not None:
-        for n, q in enumerate(queries):
-            encoded = index.backend.encode_query(q.query)
-            vectors[n], qtokens[n] = encoded.vector, encoded.tokens
-    out: list[QueryFeatures] = []
-    for q, vec, qtok in zip(queries, vectors, qtokens, strict=True):
+    lexicals = {
+        w: LexicalIndex([f.field_terms for f in index.fields], weights=w) for w in FIELD_GRID
+    }
+    rows_of = []
+    for q in queries:
+        rows = np.arange(len(index), dtype=np.int64)
         if q.candidates is not None:
             rows, _ = index.rows_for(q.candidates)
-        else:
-            rows = np.arange(len(index), dtype=np.int64)
-        lex = index.lexical.score(terms(q.query))
-        if index.semantic is not None:
+        rows_of.append(rows)
+    width = max(len(r) for r in rows_of)
+    shape = (len(queries), width)
+
+    def empty() -> np.ndarray:
+        return np.full(shape, np.nan, dtype=np.float32)
+
+    split = Split(
+        np.zeros(shape, dtype=bool),
+        np.zeros(shape, dtype=bool),
+        empty(),
+        empty(),
+        empty(),
+        empty(),
+        {w: empty() for w in FIELD_GRID},
+        np.zeros(len(queries)),
+        empty() if index.tokens is not None else None,
+        np.zeros(shape, dtype=bool),
+    )
+    for n, (q, rows) in enumerate(zip(queries, rows_of, strict=True)):
+        k = len(rows)
+        split.valid[n, :k] = True
+        for array in (split.doc, split.part, split.cent, split.section):
+            array[n, :k] = 0.0  # without a semantic backend, the lexical score alone
+        if index.has_body is not None:
+            split.body[n, :k] = index.has_body[rows]
+        encoded = index.backend.encode_query(q.query) if index.backend is not None else None
+        if index.semantic is not None and encoded is not None:
             sem = (
-                index.semantic.score_subset(vec, rows)
+                index.semantic.score_subset(encoded.vector, rows)
                 if q.candidates is not None
-                else index.semantic.score(vec)
+                else index.semantic.score(encoded.vector)
             )
-            doc, part, cent = sem.doc, sem.part, sem.centroid
-        else:
-            doc = part = cent = np.zeros(len(rows), dtype=np.float32)
-        pos = {int(r): k for k, r in enumerate(rows.tolist())}
-        gold = {
-            pos[index.position[e]]
-            for e in q.expected
-            if e in index.position and index.position[e] in pos
-        }
-        tok = (
-            index.tokens.score(qtok, rows)
-            if index.tokens is not None and qtok is not None
-            else None
-        )
-        out.append(
-            QueryFeatures(gold, rows, doc, part, cent, lex.norm[rows], lex.unknown_share, tok)
-        )
+            split.doc[n, :k], split.part[n, :k] = sem.doc, sem.part
+            split.cent[n, :k], split.section[n, :k] = sem.centroid, sem.section
+        query_terms = terms(q.query)
+        for w, lexical in lexicals.items():
+            scores = lexical.score(query_terms)
+            split.lex[w][n, :k] = scores.norm[rows]
+            split.unknown[n] = scores.unknown_share
+        pos = {int(r): j for j, r in enumerate(rows.tolist())}
+        for e in (*q.expected, *q.also_ok):
+            if e in index.position and index.position[e] in pos:
+                split.gold[n, pos[index.position[e]]] = True
+        if split.tok is not None and encoded is not None and encoded.tokens is not None:
+            assert index.tokens is not None
+            split.tok[n, :k] = index.tokens.score(encoded.tokens, rows)
     store.close()
-    return out
+    return split
 
 
-def fused(
-    f: QueryFeatures, mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
-) -> np.ndarray:
-    """The router's fused score (``Router._evidence``), token rerank included."""
-    base = mix[0] * f.doc + mix[1] * f.part + mix[2] * f.cent + lam * f.lex
-    if not tok_w or f.tok is None or not len(base):
-        return base
-    k = min(RERANK_DEPTH, len(base))
-    top = np.argpartition(-base, k - 1)[:k]
-    adj = np.full(len(base), float(f.tok[top].min()))
-    adj[top] = f.tok[top]
-    return base + tok_w * adj
+@dataclass(frozen=True)
+class Fusion:
+    mix: tuple[float, float, float]
+    section: float
+    lam: float
+    tok: float
+    fields: tuple[float, ...] = FIELD_WEIGHTS
+    #: lexical and token weights for skills with a body (None: as without).
+    lam_body: float | None = None
+    tok_body: float | None = None
+
+    def scores(self, s: Split) -> np.ndarray:
+        """The router's fused score (``evidence.gather``), rerank included; -inf padding."""
+        return self.both(s)[0]
+
+    def both(self, s: Split) -> tuple[np.ndarray, np.ndarray]:
+        """The ranking score and its skill-kind-neutral twin (the evidence of P(scope)):
+        the same, with every skill weighed as one without a body (``Evidence.scope``)."""
+        m = self.mix
+        base = m[0] * s.doc + m[1] * s.part + m[2] * s.cent + self.section * s.section
+        rel = relative(s.lex[self.fields], s.valid)
+        lam = self.lam if self.lam_body is None else np.where(s.body, self.lam_body, self.lam)
+        ranked = np.where(s.valid, base + lam * rel, -np.inf)
+        neutral = np.where(s.valid, base + self.lam * rel, -np.inf)
+        tok = self.tok if self.tok_body is None else np.where(s.body, self.tok_body, self.tok)
+        if not np.any(tok) or s.tok is None:
+            return ranked, neutral
+        k = min(RERANK_DEPTH, ranked.shape[1])
+        top = np.argpartition(-ranked, k - 1, axis=1)[:, :k]
+        tok_top = np.take_along_axis(np.nan_to_num(s.tok, nan=0.0), top, axis=1)
+        tok_top = np.where(np.take_along_axis(s.valid, top, axis=1), tok_top, np.inf)
+        floor = tok_top.min(axis=1, keepdims=True)
+        adj = np.repeat(floor, ranked.shape[1], axis=1)
+        np.put_along_axis(adj, top, np.where(np.isinf(tok_top), floor, tok_top), axis=1)
+        return ranked + tok * adj, neutral + self.tok * adj
 
 
-def top1(
-    data: list[QueryFeatures], mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
-) -> float:
-    singles = [f for f in data if len(f.gold) == 1]
-    if not singles:
-        return float("nan")
-    return float(np.mean([int(np.argmax(fused(f, mix, lam, tok_w))) in f.gold for f in singles]))
+def relative(lex: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Each row's BM25F relative to its best match (``evidence.relative_lexical``)."""
+    best = np.nanmax(np.where(valid, lex, np.nan), axis=1, keepdims=True)
+    return np.asarray(lex / np.maximum(np.nan_to_num(best), LEXICAL_FLOOR))
 
 
-def top_rows(
-    data: list[QueryFeatures], mix: tuple[float, float, float], lam: float, tok_w: float = 0.0
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Calibration rows: (features of the top candidate, label, has_gold_expected)."""
-    x, y, scope = [], [], []
-    for f in data:
-        s = fused(f, mix, lam, tok_w)
-        order = np.argsort(-s)
-        best = order[0]
-        x.append([s[best], f.lex[best], f.unknown])
-        y.append(float(int(best) in f.gold))
-        scope.append(bool(f.gold))
-    return np.asarray(x), np.asarray(y), np.asarray(scope)
+def top1(s: Split, fusion: Fusion) -> float:
+    best = np.argmax(fusion.scores(s), axis=1)
+    hit = s.gold[np.arange(len(best)), best]
+    scope = s.in_scope
+    return float(hit[scope].mean()) if scope.any() else float("nan")
+
+
+def fusion_of(model: ScoreModel) -> Fusion:
+    return Fusion(
+        model.mix,
+        model.section_weight,
+        model.lexical_weight,
+        model.token_weight,
+        FIELD_WEIGHTS,
+        model.body_lexical_weight,
+        model.body_token_weight,
+    )
+
+
+def search(
+    data: dict[str, Split], floor: dict[str, float], start: Fusion, *, fit_fields: bool = True
+) -> Fusion | None:
+    """Coordinate ascent on the mean top-1 over the splits, every split at its floor.
+
+    From ``start``, each parameter in turn takes the grid value that scores best with
+    the others fixed; passes repeat until none moves.
+    """
+    steps = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7]
+    grid: dict[str, list[object]] = {
+        "fields": list(FIELD_GRID),
+        "mix": [
+            (a, b, round(1.0 - a - b, 2)) for a, b in itertools.product(steps, steps) if a + b <= 1
+        ],
+        "section": [0.0, 0.1, 0.25, 0.5, 0.75, 1.0],
+        "lam": [0.2, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3, 1.6, 2.0, 2.5, 3.0],
+        "tok": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+        "lam_body": [None, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3],
+        "tok_body": [None, 0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+    }
+    if not any(d.body.any() for d in data.values()):
+        del grid["lam_body"], grid["tok_body"]
+    if not fit_fields:
+        del grid["fields"]
+    memo: dict[Fusion, float | None] = {}
+
+    def objective(fusion: Fusion) -> float | None:
+        if fusion not in memo:
+            per = []
+            for name, d in data.items():
+                value = top1(d, fusion)
+                if value < floor[name]:
+                    memo[fusion] = None
+                    break
+                per.append(value)
+            else:
+                memo[fusion] = float(np.mean(per))
+        return memo[fusion]
+
+    current = start
+    best = objective(current)
+    for _ in range(6):
+        moved = False
+        for key, values in grid.items():
+            for value in values:
+                candidate = dataclasses.replace(current, **{key: value})
+                score = objective(candidate)
+                if score is not None and (best is None or score > best + 1e-9):
+                    current, best, moved = candidate, score, True
+        if not moved:
+            break
+    return current if best is not None else None
+
+
+def top_rows(s: Split, fusion: Fusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Calibration rows: (P(scope) features of the query, top candidate right, in scope).
+
+    The features are those of ``Evidence``: the best kind-neutral fused score, the
+    best-ranked candidate's normalised BM25F, the share of unknown query words.
+    """
+    scores, neutral = fusion.both(s)
+    best = np.argmax(scores, axis=1)
+    at = np.arange(len(best))
+    x = np.stack([neutral.max(axis=1), s.lex[fusion.fields][at, best], s.unknown], axis=1)
+    return x, s.gold[at, best].astype(float), s.in_scope
+
+
+#: Dev top-1 of the router before body fields (``skillrt eval``, commit 5027136): no split
+#: may fall more than ``--max-drop`` below it.
+PREVIOUS_TOP1 = {"metatool": 0.589, "clinc150": 0.806, "seal-tools": 0.888, "bfcl": 0.925}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
+    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
     ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--backend", default="onnx-minilm")
     ap.add_argument("--limit", type=int, default=None, help="queries per dataset (debug)")
-    ap.add_argument(
-        "--target",
-        choices=("scope", "correct"),
-        default="scope",
-        help="calibrate P(a skill should fire) or P(the top skill is right)",
-    )
-    ap.add_argument("--features", default="fused,lexical,unknown")
-    ap.add_argument("--balance", action="store_true", help="balance classes per dataset")
+    ap.add_argument("--max-drop", type=float, default=0.01, help="top-1 any split may lose")
+    ap.add_argument("--fields", help="pin the BM25F field weights, e.g. 2,1,1,0.5")
     ap.add_argument(
         "--tokens",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="fit token matching's weight too (the default model for small catalogues)",
+        help="fit the model with token matching (catalogues within token_match_max_texts)",
     )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
 
-    data: dict[str, list[QueryFeatures]] = {}
+    data: dict[str, Split] = {}
     for name in NAMES:
         started = time.time()
-        saved = args.cache / f"features-v2-{name}-{args.backend}-{args.limit}.pkl"
+        saved = args.cache / f"features-{FEATURE_VERSION}-{name}-{args.backend}-{args.limit}.pkl"
         if saved.exists():
             data[name] = pickle.loads(saved.read_bytes())
         else:
-            data[name] = collect(name, args.datasets, args.cache, args.backend, args.limit)
+            data[name] = collect(
+                name, args.datasets, args.corpora, args.cache, args.backend, args.limit
+            )
             saved.write_bytes(pickle.dumps(data[name]))
-        print(f"{name}: {len(data[name])} dev queries ({time.time() - started:.0f}s)")
+        print(f"{name}: {len(data[name].unknown)} dev queries ({time.time() - started:.0f}s)")
 
-    semantic = args.backend not in ("none", "lexical")
-    steps = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0]
-    mixes = (
-        [(a, b, round(1.0 - a - b, 2)) for a, b in itertools.product(steps, steps) if a + b <= 1.0]
-        if semantic
-        else [(0.0, 0.0, 0.0)]
+    current = fusion_of(model_for(args.backend, tokens=args.tokens))
+    print("current:  " + "  ".join(f"{n} {top1(d, current):.3f}" for n, d in data.items()))
+    floor = {n: PREVIOUS_TOP1.get(n, 0.0) - args.max_drop for n in data}
+    if not args.tokens:
+        for d in data.values():
+            d.tok = None
+    starts = [
+        current,
+        Fusion((0.5, 0.1, 0.4), 0.0, 0.3, 0.8),
+        Fusion((0.3, 0.0, 0.7), 0.5, 0.3, 1.0),
+        Fusion((0.4, 0.2, 0.4), 0.25, 0.6, 0.6, (3.0, 1.0, 0.5, 0.5)),
+    ]
+    if args.fields:
+        pinned = tuple(float(v) for v in args.fields.split(","))
+        starts = [dataclasses.replace(s, fields=pinned) for s in starts]
+    found = [
+        f
+        for f in (search(data, floor, s, fit_fields=not args.fields) for s in starts)
+        if f is not None
+    ]
+    if not found:
+        raise SystemExit("no fusion keeps every split within --max-drop")
+    fusion = max(found, key=lambda f: float(np.mean([top1(d, f) for d in data.values()])))
+    if not args.tokens:
+        fusion = dataclasses.replace(fusion, tok=0.0)
+    print(
+        f"fusion: fields={fusion.fields} mix={fusion.mix} section_weight={fusion.section} "
+        f"lexical_weight={fusion.lam} token_weight={fusion.tok} "
+        f"body_lexical_weight={fusion.lam_body} body_token_weight={fusion.tok_body}"
     )
-    lams = [0.0, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0, 1.3] if semantic else [1.0]
-    best: tuple[float, tuple[float, float, float], float] | None = None
-    for mix in mixes:
-        for lam in lams:
-            score = float(np.mean([top1(d, mix, lam) for d in data.values()]))
-            if best is None or score > best[0]:
-                best = (score, mix, lam)
-    assert best is not None
-    _, mix, lam = best
-    print(f"fusion: mix={mix} lexical_weight={lam}")
-    for name, d in data.items():
-        print(f"  {name:10s} top1 {top1(d, mix, lam):.3f}")
-    tok_w = 0.0
-    if args.tokens and all(f.tok is not None for d in data.values() for f in d):
-        # Token matching on top of that fusion: its weight, and the lexical weight again.
-        best_t = (float(np.mean([top1(d, mix, lam) for d in data.values()])), 0.0, lam)
-        for w in (0.2, 0.4, 0.6, 0.8, 1.0, 1.2):
-            for lam_t in lams:
-                score = float(np.mean([top1(d, mix, lam_t, w) for d in data.values()]))
-                if score > best_t[0]:
-                    best_t = (score, w, lam_t)
-        _, tok_w, lam = best_t
-        print(f"token matching: token_weight={tok_w} lexical_weight={lam}")
-        for name, d in data.items():
-            print(f"  {name:10s} top1 {top1(d, mix, lam, tok_w):.3f}")
+    print("top-1:    " + "  ".join(f"{n} {top1(d, fusion):.3f}" for n, d in data.items()))
 
-    xs, ys, scopes, labels = [], [], [], []
-    for d in data.values():
-        x, y, scope = top_rows(d, mix, lam, tok_w)
-        xs.append(x)
-        ys.append(y)
-        scopes.append(scope)
-        label = scope.astype(float) if args.target == "scope" else y
-        if args.target == "scope":
-            if scope.all() or not scope.any():
-                continue  # no reject class: says nothing about "should a skill fire"
-            if args.balance:
-                # Balance the classes within each dataset: a prior-free evidence ratio.
-                w = np.where(scope, 0.5 / scope.sum(), 0.5 / (~scope).sum())
-            else:
-                w = np.full(len(y), 1.0 / len(y))
-        else:
-            w = np.full(len(y), 1.0 / len(y))
-        labels.append((x, label, w))
-    x_all = np.vstack([t[0] for t in labels])
-    y_all = np.concatenate([t[1] for t in labels])
-    w_all = np.concatenate([t[2] for t in labels])
-    cols = [FEATURES.index(f) for f in args.features.split(",")]
-    beta_sub = fit_logistic(x_all[:, cols], y_all, sample_weight=w_all * len(y_all) / len(labels))
-    beta = np.zeros(1 + len(FEATURES))
-    beta[0] = beta_sub[0]
-    for j, c in enumerate(cols):
-        beta[1 + c] = beta_sub[1 + j]
+    rows = {name: top_rows(d, fusion) for name, d in data.items()}
+    labelled = [r for r in rows.values() if r[2].any() and not r[2].all()]
+    x_all = np.vstack([x for x, _, _ in labelled])
+    y_all = np.concatenate([scope.astype(float) for _, _, scope in labelled])
+    w_all = np.concatenate([np.full(len(x), 1.0 / len(x)) for x, _, _ in labelled])
+    beta = fit_logistic(x_all, y_all, sample_weight=w_all * len(y_all) / len(labelled))
     names = ("bias", *FEATURES)
     print("calibration: " + ", ".join(f"{k}={v:.3f}" for k, v in zip(names, beta, strict=True)))
 
-    # Sharpness: how fast a candidate's intent decays with its gap to the best one,
-    # i.e. the softmax temperature that best predicts which candidate is right.
     best_tau, best_ll = 0.0, -np.inf
     for tau in [5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100]:
         ll = []
         for d in data.values():
-            vals = []
-            for f in d:
-                if len(f.gold) != 1:
-                    continue
-                s_ = fused(f, mix, lam, tok_w)
-                z = tau * (s_ - s_.max())
-                g = next(iter(f.gold))
-                vals.append(z[g] - np.log(np.exp(z).sum()))
-            ll.append(np.mean(vals))
+            scores = fusion.scores(d)
+            z = tau * (scores - scores.max(axis=1, keepdims=True))
+            z = np.where(d.valid, z, -np.inf)
+            single = d.gold.sum(axis=1) == 1
+            if not single.any():
+                continue
+            log_norm = np.log(np.exp(z[single]).sum(axis=1))
+            ll.append(float(np.mean(z[single][d.gold[single]] - log_norm)))
         if np.mean(ll) > best_ll:
             best_tau, best_ll = float(tau), float(np.mean(ll))
     print(f"sharpness={best_tau}")
 
-    for n, name in enumerate(data):
-        x, y, scope = xs[n], ys[n], scopes[n]
+    for name, (x, y, scope) in rows.items():
         p = 1 / (1 + np.exp(-(beta[0] + x @ beta[1:])))
         select = p >= THRESHOLD
         tp = np.sum(~select & ~scope)
         ns_p = tp / max(1, np.sum(~select))
         ns_r = tp / max(1, np.sum(~scope)) if np.any(~scope) else float("nan")
-        f1 = 2 * ns_p * ns_r / (ns_p + ns_r) if ns_p + ns_r > 0 else 0.0
-        acc = float(np.mean((y == 1) & select)) if np.any(scope) else float("nan")
-        in_scope_acc = float(np.mean(((y == 1) & select)[scope])) if np.any(scope) else float("nan")
-        # Reliability: among selected, share correct (should be >= 0.65 on average).
-        prec = float(np.mean(y[select])) if np.any(select) else float("nan")
-        print(
-            f"  {name:10s} selected-correct {prec:.3f} in-scope acc {in_scope_acc:.3f} "
-            f"no-skill P {ns_p:.3f} R {ns_r:.3f} F1 {f1:.3f} (overall acc {acc:.3f})"
-        )
+        in_scope = float(np.mean(((y == 1) & select)[scope])) if np.any(scope) else float("nan")
+        print(f"  {name:11s} selected acc {in_scope:.3f}  no-skill P {ns_p:.3f} R {ns_r:.3f}")
 
 
 if __name__ == "__main__":

@@ -136,6 +136,10 @@ class RoutingConfig:
     #: Token matching (docs/routing.md) for catalogues of at most this many skill texts
     #: (documents + examples); larger ones are routed on vectors alone. 0 turns it off.
     token_match_max_texts: int = 5_000
+    #: Route on each skill's SKILL.md body too (its sections, docs/routing.md), not only
+    #: its name, description, examples and triggers. Bodies are read through the loader's
+    #: path jail and cached by the file's size and mtime.
+    read_bodies: bool = True
     #: Log-odds added per unit of weighted non-intent evidence (see docs/routing.md).
     evidence_scale: float = 5.0
     #: An anti-trigger hit multiplies the total by this (a strong penalty, seed 001 §6.2).

@@ -1,8 +1,9 @@
 """Progressive disclosure, proven by counting file access (seed 003 §1).
 
-(a) Listing, lookup, the catalogue and routing-style access (every Level-1 field a
-router reads) never read a body: bytes read from each SKILL.md stop at the end of its
-frontmatter, and a marker placed deep in the body is never seen.
+(a) Listing, lookup, the catalogue and Level-1 routing (``routing.read_bodies: false``)
+never read a body: bytes read from each SKILL.md stop at the end of its frontmatter,
+and a marker placed deep in the body is never seen. Routing on bodies (the default)
+reads each SKILL.md through the loader and nothing under references/ or scripts/.
 (b) Loading a body opens SKILL.md and nothing else: no file under references/ or
 scripts/ is opened, stat'ed or listed.
 (c) Loading a resource touches that one file only.
@@ -19,6 +20,9 @@ from typing import Any
 
 import pytest
 
+# The loader decides at import whether os.open takes dir_fd: import it before any test
+# patches os.open.
+import skillrt.loading.loader  # noqa: F401
 from skillrt.runtime import SkillRuntime
 
 BODY_MARKER = "BODY-MARKER-5a1e"
@@ -110,9 +114,12 @@ def _catalogue(make_skill: Callable[..., Path], root: Path, n: int = 5) -> None:
 def test_listing_and_routing_never_read_a_body(
     make_skill: Callable[..., Path], tmp_path: Path, read_log: dict[str, bytearray]
 ) -> None:
+    from skillrt.config import RoutingConfig, RuntimeConfig
+
     root = tmp_path / "skills"
     _catalogue(make_skill, root)
-    rt = SkillRuntime(roots=[root], persist=False)
+    level_one = RuntimeConfig().replace_section(routing=RoutingConfig(read_bodies=False))
+    rt = SkillRuntime(level_one, roots=[root], persist=False)
     try:
         entries = rt.list()
         assert len(entries) == 5
@@ -149,6 +156,29 @@ def test_listing_and_routing_never_read_a_body(
     assert result.report.truncated
     body_reads = {p: d for p, d in read_log.items() if BODY_MARKER.encode() in d}
     assert list(body_reads) in (["SKILL.md"], [str(root / "skill-3" / "SKILL.md")])
+
+
+def test_routing_on_bodies_reads_skill_md_only(
+    make_skill: Callable[..., Path], tmp_path: Path, access_log: list[str]
+) -> None:
+    root = tmp_path / "skills"
+    for name in ("ledger", "poetry"):
+        make_skill(
+            name,
+            root=root,
+            body=f"# {name}\n\n## Steps\nReconcile the {name} statements.\n",
+            files={"references/ref.md": "# Ref\n", "scripts/x.sh": "echo"},
+        )
+    rt = SkillRuntime(roots=[root], persist=False)
+    try:
+        access_log.clear()
+        result = rt.route("reconcile the ledger statements")
+    finally:
+        rt.close()
+    assert result.candidates[0].name == "ledger"
+    touched = " ".join(access_log)
+    assert "references" not in touched and "scripts" not in touched and "x.sh" not in touched
+    assert access_log.count("open:SKILL.md") == 2  # each body, through the jail
 
 
 @pytest.fixture

@@ -183,6 +183,8 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
         for c in result.candidates:
             sig = "  ".join(f"{k}={v:g}" for k, v in c.score.signals.items())
             lines.append(f"  {c.name}: {sig}")
+            if c.score.matched:
+                lines.append(f"    matched: {c.score.matched}")
     lines.append("")
     for event in result.events:
         state = "recorded" if event.get("recorded") else "NOT recorded"

@@ -8,10 +8,11 @@ Metrics (fractions in 0..1):
 * ``hit_at_1`` / ``hit_at_3`` / ``hit_at_5``: the same, where the expected skill *or
   any of the query's* ``also_ok`` skills counts as a hit (equal to ``recall_at_k`` on
   data without ``also_ok``).
-* ``selected_accuracy``: on the same queries, whether the plan's primary skill (its
-  best-scored selected skill) is the expected one, or one of its ``also_ok`` (a "no
-  skill" answer counts as wrong): ranking *and* the threshold. This is CLINC150's
-  "in-scope accuracy".
+* ``selected_accuracy``: on the same queries, whether the plan's primary skill (the
+  selected skill ranked highest for the whole request; a multi-request plan adds skills
+  for single clauses) is the expected one, or one of its ``also_ok`` (a "no skill"
+  answer counts as wrong): ranking *and* the threshold. This is CLINC150's "in-scope
+  accuracy".
 * ``set_precision`` / ``set_recall`` / ``set_f1`` (micro): plan vs expected set on
   queries with several expected skills; ``multi_recall_at_5`` / ``multi_recall_at_10``:
   share of their expected skills in the first 5 / 10 candidates.
@@ -176,10 +177,12 @@ def evaluate(
     outcomes: list[QueryOutcome] = []
     for n, q in enumerate(queries):
         result = route_fn(q.query, candidates=q.candidates, query_vector=vectors[n], surface="eval")
-        # The primary selected skill (best score) first; the rest in plan order.
+        # The primary selected skill first (the one the router ranks highest for the
+        # whole request: selected candidates come first, by whole-request total), then
+        # the rest in plan order.
         names = result.plan.names
         if len(names) > 1:
-            best = max(result.plan.skills, key=lambda s: s.score).name
+            best = next(c.name for c in result.candidates if c.status == "selected")
             names = (best, *(n for n in names if n != best))
         ranked = result.candidates[:RANKING_KEPT]
         outcomes.append(

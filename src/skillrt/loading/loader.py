@@ -119,6 +119,62 @@ def _read(
     return _Loaded(sha, text, len(data), real, False)
 
 
+@dataclass(frozen=True)
+class RawBody:
+    """A SKILL.md body as read (frontmatter stripped), before any Level-2 fitting."""
+
+    text: str
+    #: sha256 of the whole SKILL.md file.
+    sha256: str
+    bytes_read: int
+    real_path: str
+    cached: bool
+
+
+def read_skill_body(ref: Skill | SkillRef, limits: LoaderLimits | None = None) -> RawBody:
+    """The whole SKILL.md body through the path jail, frontmatter stripped, not fitted.
+
+    The router reads bodies this way (it picks its own sections); :func:`load_skill_body`
+    fits the same text into the Level-2 limits. Raises the loader's structured errors.
+    """
+    limits = limits or LoaderLimits()
+    sref = _as_ref(ref)
+    if sref.skill_file is None:
+        raise SkillNotFound(
+            f"'{sref.qualified_name}' has no SKILL.md (a catalogue entry); nothing to load",
+            name=sref.qualified_name,
+            skill=sref.qualified_name,
+        )
+    file_name = sref.skill_file.name
+    try:
+        loaded = _read(sref, (file_name,), file_name, limits.max_skill_file_bytes, "SKILL.md", None)
+        try:
+            body = split_frontmatter(loaded.text).body.strip("\n").rstrip() + "\n"
+        except InvalidFrontmatter as exc:
+            exc.context.setdefault("path", loaded.real_path)
+            raise
+    except SkillIOError as exc:
+        if exc.context.get("reason") == "not_found":
+            raise _with_skill(
+                SkillNotFound(
+                    f"SKILL.md of '{sref.qualified_name}' is missing",
+                    name=sref.qualified_name,
+                    path=str(sref.skill_file),
+                ),
+                sref,
+            ) from exc
+        raise _with_skill(exc, sref) from exc
+    except SkillrtError as exc:
+        raise _with_skill(exc, sref) from exc
+    return RawBody(
+        "" if body == "\n" else body,
+        loaded.sha256,
+        loaded.bytes_read,
+        loaded.real_path,
+        loaded.cached,
+    )
+
+
 def load_skill_body(
     ref: Skill | SkillRef,
     limits: LoaderLimits | None = None,
@@ -136,36 +192,9 @@ def load_skill_body(
 
     limits = limits or LoaderLimits()
     sref = _as_ref(ref)
-    if sref.skill_file is None:
-        raise SkillNotFound(
-            f"'{sref.qualified_name}' has no SKILL.md (a catalogue entry); nothing to load",
-            name=sref.qualified_name,
-            skill=sref.qualified_name,
-        )
-    file_name = sref.skill_file.name
-    try:
-        loaded = _read(sref, (file_name,), file_name, limits.max_skill_file_bytes, "SKILL.md", None)
-        sha, text, real = loaded.sha256, loaded.text, loaded.real_path
-        try:
-            body = split_frontmatter(text).body.strip("\n").rstrip() + "\n"
-        except InvalidFrontmatter as exc:
-            exc.context.setdefault("path", real)
-            raise
-    except SkillIOError as exc:
-        if exc.context.get("reason") == "not_found":
-            raise _with_skill(
-                SkillNotFound(
-                    f"SKILL.md of '{sref.qualified_name}' is missing",
-                    name=sref.qualified_name,
-                    path=str(sref.skill_file),
-                ),
-                sref,
-            ) from exc
-        raise _with_skill(exc, sref) from exc
-    except SkillrtError as exc:
-        raise _with_skill(exc, sref) from exc
-    if body == "\n":
-        body = ""
+    raw = read_skill_body(sref, limits)
+    body, sha, real = raw.text, raw.sha256, raw.real_path
+    file_name = sref.skill_file.name if sref.skill_file is not None else "SKILL.md"
     lines, chars = count_lines(body), len(body)
     over = lines > limits.max_skill_body_lines or chars > limits.max_skill_body_chars
     if over and limits.body_policy == "reject":
@@ -201,8 +230,8 @@ def load_skill_body(
         path=real,
         relative_path=file_name,
         sha256=sha,
-        bytes_read=loaded.bytes_read,
-        cached=loaded.cached,
+        bytes_read=raw.bytes_read,
+        cached=raw.cached,
         chars_total=chars,
         chars_returned=len(fitted.text),
         truncated=fitted.truncated,

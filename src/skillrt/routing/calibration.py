@@ -3,22 +3,25 @@
 Two steps, both with a handful of general parameters per embedding backend:
 
 1. **Fusion** ranks skills: ``fused = mix · (doc, best part, centroid) similarity +
-   lexical_weight · bm25_norm``.
+   section_weight · best body-section similarity + lexical_weight · relative BM25F``,
+   then a reranker adds ``token_weight ·`` its score to the best few. A skill whose body
+   is indexed uses ``body_lexical_weight`` / ``body_token_weight`` instead.
 2. **Calibration**: ``intent_match(s) = P(scope) · exp(sharpness · (fused_s − fused_best))``.
    ``P(scope)``, the probability that the query calls for a skill at all, is a logistic
-   function of the best candidate's ``fused`` and ``bm25_norm`` and of the share of the
-   query made of words no skill knows; the second factor (a softmax ratio) says how
-   much of that belongs to this candidate rather than the best one. The best candidate
-   gets ``P(scope)`` itself; a close runner-up nearly as much (both are plausible); a
-   distant one little. So ``intent_match = 0.7`` means about 70% of queries with that
-   evidence wanted a skill and this is (nearly) the strongest one: the threshold 0.65
-   means what it says.
+   function of the best fused score (every skill weighed as one without a body, so
+   bodies reorder skills without making a request look more in scope), of the best
+   candidate's normalised BM25F, and of the share of the query made of words no skill
+   knows; the second factor (a softmax ratio) says how much of that belongs to this
+   candidate rather than the best one. The best candidate gets ``P(scope)`` itself; a
+   close runner-up nearly as much (both are plausible); a distant one little. So
+   ``intent_match = 0.7`` means about 70% of queries with that evidence wanted a skill
+   and this is (nearly) the strongest one: the threshold 0.65 means what it says.
 
-The defaults were fitted on the *dev* splits of four public benchmarks pooled
-together (each benchmark weighted equally); ``bench/tune_router.py`` reproduces the fit
-and ``docs/routing.md`` reports it. Override them per project with
-``routing.options.score_model`` (same keys as :class:`ScoreModel`), for instance with
-the output of ``skillrt eval --fit`` on your own labelled queries.
+The defaults were fitted on the *dev* splits of five benchmarks pooled together (four
+public tool and intent benchmarks and real SKILL.md skills with bodies, each weighted
+equally); ``bench/tune_router.py`` reproduces the fit and ``docs/routing.md`` reports it.
+Override them per project with ``routing.options.score_model`` (same keys as
+:class:`ScoreModel`), for instance with a fit on your own labelled queries.
 """
 
 from __future__ import annotations
@@ -58,6 +61,15 @@ class ScoreModel:
     #: Weight of the token-matching score added to the best candidates' fused score
     #: (:mod:`skillrt.routing.tokens`); 0 leaves it out.
     token_weight: float = 0.0
+    #: Weight of the best body-section similarity in the fused score (a skill without a
+    #: body counts its document similarity there).
+    section_weight: float = 0.0
+    #: ``lexical_weight`` and ``token_weight`` for a skill whose body is indexed: its
+    #: BM25F covers the body too (stronger evidence), while token matching still covers
+    #: only its description and examples (a smaller share of what it does). None: the
+    #: same as for a skill without a body.
+    body_lexical_weight: float | None = None
+    body_token_weight: float | None = None
 
     def coefficients(self) -> tuple[float, ...]:
         return (self.fused, self.lexical, self.unknown)
@@ -73,11 +85,16 @@ class ScoreModel:
         best_fused: float,
         best_lexical: float,
         unknown: float,
+        scope_fused: float | None = None,
     ) -> NDArray[np.float64]:
-        """Calibrated intent_match of candidates of one query (see the module docstring)."""
+        """Calibrated intent_match of candidates of one query (see the module docstring).
+
+        ``scope_fused`` is the evidence P(scope) reads (``Evidence.scope``; default the
+        best fused score); the softmax ratio reads the ranking score ``fused``.
+        """
         import numpy as np
 
-        p = self.scope(best_fused, best_lexical, unknown)
+        p = self.scope(best_fused if scope_fused is None else scope_fused, best_lexical, unknown)
         gap = np.minimum(fused.astype(np.float64) - best_fused, 0.0)
         out: NDArray[np.float64] = p * np.exp(self.sharpness * gap)
         return out
@@ -92,7 +109,9 @@ class ScoreModel:
             )
         values: dict[str, Any] = {}
         for key, value in overrides.items():
-            if key == "mix":
+            if key in ("body_lexical_weight", "body_token_weight") and value is None:
+                values[key] = None
+            elif key == "mix":
                 if not isinstance(value, (list, tuple)) or len(value) != 3:
                     raise ConfigError("routing.options.score_model.mix needs three numbers")
                 values[key] = tuple(float(v) for v in value)
@@ -104,26 +123,39 @@ class ScoreModel:
 
 
 #: Fitted defaults per embedding backend family (see module docstring).
+_MINILM = ScoreModel(
+    mix=(0.3, 0.0, 0.7),
+    lexical_weight=0.3,
+    bias=-3.081,
+    fused=4.612,
+    lexical=-1.088,
+    unknown=0.972,
+    sharpness=10.0,
+    section_weight=1.0,
+    body_lexical_weight=0.8,
+)
 MODELS: dict[str, ScoreModel] = {
-    "onnx-minilm": ScoreModel(),
-    "sentence-transformers": ScoreModel(),
+    "onnx-minilm": _MINILM,
+    "sentence-transformers": _MINILM,
     "hashing": ScoreModel(
-        mix=(0.7, 0.3, 0.0),
+        mix=(0.5, 0.1, 0.4),
         lexical_weight=0.6,
-        bias=-0.209,
-        fused=5.120,
-        lexical=-0.998,
-        unknown=0.178,
-        sharpness=20.0,
+        bias=-1.688,
+        fused=4.601,
+        lexical=-1.753,
+        unknown=0.416,
+        sharpness=10.0,
+        section_weight=0.5,
+        body_lexical_weight=0.45,
     ),
     "lexical": ScoreModel(
         mix=(0.0, 0.0, 0.0),
-        lexical_weight=1.0,
-        bias=0.576,
-        fused=3.322,
-        lexical=0.0,
-        unknown=-0.344,
-        sharpness=25.0,
+        lexical_weight=0.6,
+        bias=-0.987,
+        fused=5.070,
+        lexical=-0.340,
+        unknown=-0.145,
+        sharpness=15.0,
     ),
 }
 
@@ -132,14 +164,17 @@ MODELS: dict[str, ScoreModel] = {
 #: enough for token matching.
 TOKEN_MODELS: dict[str, ScoreModel] = {
     "onnx-minilm": ScoreModel(
-        mix=(0.5, 0.1, 0.4),
+        mix=(0.1, 0.1, 0.8),
         lexical_weight=0.3,
-        bias=-3.428,
-        fused=6.154,
-        lexical=-1.819,
-        unknown=1.356,
-        sharpness=15.0,
-        token_weight=0.8,
+        bias=-2.405,
+        fused=3.741,
+        lexical=-1.746,
+        unknown=0.037,
+        sharpness=10.0,
+        token_weight=1.0,
+        section_weight=0.75,
+        body_lexical_weight=0.8,
+        body_token_weight=0.0,
     ),
 }
 

@@ -23,7 +23,7 @@ from skillrt.config import RoutingConfig
 from skillrt.routing.candidate import Candidate
 from skillrt.routing.directives import Directives
 from skillrt.routing.evidence import Evidence
-from skillrt.routing.explain import signals
+from skillrt.routing.explain import matched_part, signals
 from skillrt.routing.plan import ScoreBreakdown
 from skillrt.routing.planner import PlanOutcome, build_plan
 from skillrt.routing.recall import Pool
@@ -105,7 +105,8 @@ def decide(
             sig = signals(
                 ev, ev.index_of(i), float(intents_q[m]), clause_intents, terms, model, cfg, damping
             )
-            cand.breakdown = replace(cand.breakdown, signals=sig)
+            matched = matched_part(index, ev, ev.index_of(i), i)
+            cand.breakdown = replace(cand.breakdown, signals=sig, matched=matched)
 
     candidates = list(pool.members.values())
     # Clauses refine a request that calls for skills; they never turn a request that
@@ -155,6 +156,7 @@ def intents(model: ScoreModel, ev: Evidence, members: Sequence[int]) -> NDArray[
         float(ev.fused[best_k]),
         float(ev.lex_norm[best_k]),
         ev.lexical.unknown_share,
+        ev.scope,
     )
     out: NDArray[np.float64] = np.where(np.isnan(fused), 0.0, p)
     return out

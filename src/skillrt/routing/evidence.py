@@ -23,7 +23,13 @@ if TYPE_CHECKING:
     from skillrt.routing.lexical import LexicalScores
     from skillrt.routing.rerank import Reranker, RerankQuery
 
-__all__ = ["Evidence", "gather", "kth", "top"]
+__all__ = ["LEXICAL_FLOOR", "Evidence", "gather", "kth", "relative_lexical", "top"]
+
+#: The fused score weighs BM25F relative to the query's best lexical match, so one
+#: weight fits short tool descriptions and long skill bodies alike (a long body covers
+#: more of a long request's words, which shrinks the absolute normalised score); below
+#: this absolute level the best match is not scaled up, so a weak match stays weak.
+LEXICAL_FLOOR = 0.1
 
 
 @dataclass
@@ -39,10 +45,17 @@ class Evidence:
     sem_part: NDArray[np.float32] | None
     sem_centroid: NDArray[np.float32] | None
     sem_combined: NDArray[np.float32] | None
+    #: Best body-section similarity, and which section (-1: none), or None.
+    sem_section: NDArray[np.float32] | None
+    best_section: NDArray[np.int64] | None
     #: The reranker's score of the reranked candidates (NaN elsewhere), or None.
     rerank: NDArray[np.float32] | None
     best: float
     second: float
+    #: The evidence of P(scope): the best fused score with every skill weighed as one
+    #: without a body (``body_*_weight`` reorder skills; they must not make a request look
+    #: more like a skill request because the catalogue's skills have bodies).
+    scope: float
     #: True when ``rows`` is every skill in index order (row == position).
     full: bool = False
 
@@ -100,28 +113,48 @@ def gather(
     else:
         rows_arr = rows
         lex_norm, lex_raw = lex.norm[rows], lex.raw[rows]
+    lam: Any = model.lexical_weight
+    tok: Any = model.token_weight
+    per_kind = False
+    if index.has_body is not None:
+        # Per-row weights: a skill with an indexed body weighs its evidence differently.
+        body = index.has_body[rows_arr]
+        if model.body_lexical_weight is not None:
+            lam = np.where(body, model.body_lexical_weight, lam).astype(np.float32)
+            per_kind = True
+        if model.body_token_weight is not None:
+            tok = np.where(body, model.body_token_weight, tok).astype(np.float32)
+            per_kind = True
+    rel_lex = relative_lexical(lex_norm)
     sem = None
     if index.semantic is not None and qvec is not None:
         sem = (
-            index.semantic.score(qvec, model.mix)
+            index.semantic.score(qvec, model.mix, model.section_weight)
             if rows is None
-            else index.semantic.score_subset(qvec, rows, model.mix)
+            else index.semantic.score_subset(qvec, rows, model.mix, model.section_weight)
         )
-        fused = (sem.combined + model.lexical_weight * lex_norm).astype(np.float32)
+        semantic = sem.combined
     else:
-        fused = (model.lexical_weight * lex_norm).astype(np.float32)
+        semantic = np.zeros(len(rel_lex), dtype=np.float32)
+    fused = (semantic + lam * rel_lex).astype(np.float32)
+    neutral = (semantic + model.lexical_weight * rel_lex).astype(np.float32) if per_kind else fused
     reranked = None
-    if reranker is not None and rerank_query is not None and model.token_weight and len(fused):
+    if reranker is not None and rerank_query is not None and np.any(tok) and len(fused):
         from skillrt.routing.rerank import apply_rerank
 
-        applied = apply_rerank(reranker, rerank_query, rows_arr, fused, model.token_weight)
+        applied = apply_rerank(reranker, rerank_query, rows_arr, fused, tok)
         if applied is not None:
             fused, reranked = applied
+            if per_kind:
+                floor = float(np.nanmin(reranked)) if np.any(~np.isnan(reranked)) else 0.0
+                bonus = np.where(np.isnan(reranked), floor, reranked)
+                neutral = (neutral + model.token_weight * bonus).astype(np.float32)
     best = second = 0.0
     if len(fused):
         top2 = top(fused, 2)
         best = float(fused[top2[0]])
         second = float(fused[top2[1]]) if len(top2) > 1 else 0.0
+    scope = float(neutral.max()) if per_kind and len(neutral) else best
     return Evidence(
         rows=rows_arr,
         fused=fused,
@@ -132,11 +165,25 @@ def gather(
         sem_part=sem.part if sem is not None else None,
         sem_centroid=sem.centroid if sem is not None else None,
         sem_combined=sem.combined if sem is not None else None,
+        sem_section=sem.section if sem is not None else None,
+        best_section=sem.best_section if sem is not None else None,
         rerank=reranked,
         best=best,
         second=second,
+        scope=scope,
         full=rows is None,
     )
+
+
+def relative_lexical(lex_norm: NDArray[np.float32]) -> NDArray[np.float32]:
+    """BM25F relative to the best match of the query (see :data:`LEXICAL_FLOOR`)."""
+    import numpy as np
+
+    if not len(lex_norm):
+        return lex_norm
+    scale = max(float(lex_norm.max()), LEXICAL_FLOOR)
+    out: NDArray[np.float32] = (lex_norm / np.float32(scale)).astype(np.float32)
+    return out
 
 
 def top(values: Any, k: int) -> list[int]:

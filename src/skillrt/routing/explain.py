@@ -13,9 +13,13 @@ if TYPE_CHECKING:
     from skillrt.routing.calibration import ScoreModel
     from skillrt.routing.candidate import Candidate
     from skillrt.routing.evidence import Evidence
+    from skillrt.routing.index import RouterIndex
     from skillrt.routing.scoring import Terms
 
-__all__ = ["routing_reason", "signals"]
+__all__ = ["matched_part", "routing_reason", "signals"]
+
+#: A part must beat the description's similarity by this much to be named instead.
+_PART_MARGIN = 0.02
 
 
 def signals(
@@ -34,9 +38,7 @@ def signals(
         out["fused"] = float(ev.fused[k])
         out["margin"] = ev.margin(k)
         best_k = int(ev.fused.argmax())
-        out["p_scope"] = model.scope(
-            float(ev.fused[best_k]), float(ev.lex_norm[best_k]), ev.lexical.unknown_share
-        )
+        out["p_scope"] = model.scope(ev.scope, float(ev.lex_norm[best_k]), ev.lexical.unknown_share)
         out["bm25"] = float(ev.lex_raw[k])
         out["bm25_norm"] = float(ev.lex_norm[k])
         out["unknown_terms"] = ev.lexical.unknown_share
@@ -53,6 +55,25 @@ def signals(
     out["weighted_sum"] = weighted_sum(t, cfg.weights)
     out["cold_start_factor"] = damping
     return {key: round(v, 4) for key, v in out.items()}
+
+
+def matched_part(index: RouterIndex, ev: Evidence, k: int | None, i: int) -> str:
+    """Which part of skill ``i`` matched the query best: its description, an example (or
+    a clause of the description), or a body section by its heading."""
+    if k is None or ev.sem_doc is None:
+        return "description"
+    doc = float(ev.sem_doc[k])
+    best_label, best = "description", doc + _PART_MARGIN
+    if ev.sem_section is not None and ev.best_section is not None and ev.best_section[k] >= 0:
+        section = index.fields[i].sections[int(ev.best_section[k])]
+        if float(ev.sem_section[k]) > best:
+            best_label, best = (
+                f"section: {section.heading or '(opening text)'}",
+                float(ev.sem_section[k]),
+            )
+    if ev.sem_part is not None and float(ev.sem_part[k]) > best:
+        best_label = "example or description clause"
+    return best_label
 
 
 def routing_reason(

@@ -1,8 +1,8 @@
 """The router's view of a catalogue: skills by position, phrase, lexical and vector indices.
 
 Built once per catalogue (a long-lived process keeps it; the CLI rebuilds it cheaply
-because every vector comes from the store's cache). Immutable after construction:
-a changed catalogue gets a new index.
+because every skill's fields and vectors come from the store's cache). Immutable after
+construction: a changed catalogue gets a new index.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from skillrt.routing.directives import name_key
+from skillrt.routing.fields import SkillFields, skill_fields
 from skillrt.routing.lexical import LexicalIndex
 from skillrt.routing.phrases import PhraseIndex
-from skillrt.routing.text import identifier_words, terms
 from skillrt.skills.model import Skill
 
 if TYPE_CHECKING:
@@ -25,22 +25,12 @@ if TYPE_CHECKING:
     from skillrt.routing.tokens import TokenIndex
     from skillrt.routing.vector_cache import VectorCache
 
-__all__ = ["RouterIndex", "lexical_document"]
+__all__ = ["FIELD_WEIGHTS", "RouterIndex"]
 
-#: The name's words count this many times in the lexical document (names are dense).
-NAME_REPEAT = 2
-
-
-def lexical_document(skill: Skill) -> list[str]:
-    """Terms of a skill for BM25: name words (boosted), description, examples, triggers."""
-    name_terms = terms(identifier_words(skill.name), keep_stopwords=True)
-    out = name_terms * NAME_REPEAT
-    out += terms(skill.description)
-    for example in skill.routing.examples:
-        out += terms(example)
-    for trigger in skill.routing.triggers:
-        out += terms(trigger)
-    return out
+#: BM25F weight of each lexical field (name words, description, examples and triggers,
+#: body sections): the description stays the strongest field a skill has in common with
+#: every catalogue; a body word counts less than the same word in the description.
+FIELD_WEIGHTS = (2.0, 1.0, 1.0, 0.5)
 
 
 class RouterIndex:
@@ -54,10 +44,23 @@ class RouterIndex:
         cache: VectorCache | None = None,
         is_enabled: Callable[[Skill], bool] | None = None,
         token_match_max_texts: int = 0,
+        fields: Sequence[SkillFields] | None = None,
     ) -> None:
         from skillrt.routing.vector_cache import VectorCache
 
         self.skills: list[Skill] = list(skills)
+        #: Each skill's derived fields (body sections and lexical terms).
+        self.fields: list[SkillFields] = (
+            list(fields) if fields is not None else [skill_fields(s, ()) for s in self.skills]
+        )
+        if len(self.fields) != len(self.skills):
+            raise ValueError("one SkillFields per skill")
+        #: Which skills have body sections (None: none has), for per-kind weights.
+        self.has_body: NDArray[np.bool_] | None = None
+        if any(f.sections for f in self.fields):
+            import numpy as np
+
+            self.has_body = np.asarray([bool(f.sections) for f in self.fields], dtype=bool)
         self.names: list[str] = [s.qualified_name for s in self.skills]
         self.position: dict[str, int] = {n: i for i, n in enumerate(self.names)}
         self.enabled: list[bool] = [
@@ -79,7 +82,7 @@ class RouterIndex:
         for i, s in enumerate(self.skills):
             self.triggers.add_all(s.routing.triggers, i)
             self.anti_triggers.add_all(s.routing.anti_triggers, i)
-        self.lexical = LexicalIndex([lexical_document(s) for s in self.skills])
+        self.lexical = LexicalIndex([f.field_terms for f in self.fields], weights=FIELD_WEIGHTS)
         self.backend = backend
         self.cache = cache if cache is not None else VectorCache(None)
         self.semantic: SemanticIndex | None = None
@@ -88,7 +91,12 @@ class RouterIndex:
         if backend is not None and self.skills:
             from skillrt.routing.semantic import SemanticIndex
 
-            self.semantic = SemanticIndex(self.skills, backend, self.cache)
+            self.semantic = SemanticIndex(
+                self.skills,
+                backend,
+                self.cache,
+                sections=[[s.embed_text for s in f.sections] for f in self.fields],
+            )
             if token_match_max_texts > 0:
                 from skillrt.routing.tokens import TokenCache, TokenIndex
 
@@ -116,8 +124,8 @@ class RouterIndex:
             va = self.semantic.doc_vectors[a]
             vb = self.semantic.doc_vectors[b]
             return float(va @ vb)
-        ta = set(lexical_document(self.skills[a]))
-        tb = set(lexical_document(self.skills[b]))
+        ta = {t for f in self.fields[a].field_terms[:3] for t in f}
+        tb = {t for f in self.fields[b].field_terms[:3] for t in f}
         return len(ta & tb) / max(1, len(ta | tb))
 
     def rows_for(self, names: Sequence[str]) -> tuple[NDArray[np.int64], list[str]]:

@@ -22,6 +22,9 @@ class ScoreBreakdown:
     total: float
     #: Raw signals behind intent_match (e.g. semantic cosine, bm25), for --explain.
     signals: dict[str, float] = field(default_factory=dict)
+    #: For --explain: the part of the skill that matched best ("description",
+    #: "example: ...", or "section: <heading>" of its body).
+    matched: str = ""
 
 
 @dataclass(frozen=True)

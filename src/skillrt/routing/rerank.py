@@ -77,9 +77,11 @@ def apply_rerank(
     query: RerankQuery,
     rows: NDArray[np.int64],
     fused: NDArray[np.float32],
-    weight: float,
+    weight: float | NDArray[np.float32],
 ) -> tuple[NDArray[np.float32], NDArray[np.float32]] | None:
     """``fused`` plus ``weight`` x the reranker's score of the best ``depth`` rows.
+
+    ``weight`` is one number, or one per row (see ``ScoreModel.body_token_weight``).
 
     Returns the new scores and the per-row rerank score (NaN where not reranked), or
     None when the reranker had nothing to say. The rest get the lowest reranked score,

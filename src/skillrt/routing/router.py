@@ -105,10 +105,17 @@ class Router:
         store: Store | None = None,
         backend: EmbeddingBackend | str | None = "config",
         is_enabled: Callable[[Skill], bool] | None = None,
+        progress: Callable[[int, int], None] | None = None,
         **kwargs: Any,
     ) -> Router:
         """Index ``skills`` and build a router. ``backend="config"`` follows
-        ``config.embedding_backend``; pass a backend, a backend name, or None (lexical)."""
+        ``config.embedding_backend``; pass a backend, a backend name, or None (lexical).
+
+        Bodies are read (``config.read_bodies``) and every derived field and vector is
+        cached in ``store``; ``progress(done, total)`` follows the skills whose fields
+        had to be derived.
+        """
+        from skillrt.routing.fields import load_fields
         from skillrt.routing.vector_cache import VectorCache
 
         config = config or RoutingConfig()
@@ -116,12 +123,14 @@ class Router:
             backend = config.embedding_backend
         if isinstance(backend, str):
             backend = resolve_backend(backend, config)
+        fields = load_fields(skills, store, progress=progress) if config.read_bodies else None
         index = RouterIndex(
             skills,
             backend=backend,
             cache=VectorCache(store),
             is_enabled=is_enabled,
             token_match_max_texts=config.token_match_max_texts,
+            fields=fields,
         )
         return cls(index, config, store=store, **kwargs)
 

@@ -1,11 +1,14 @@
-"""Multi-vector semantic index: one document vector per skill plus its parts.
+"""Multi-vector semantic index: one document vector per skill plus its parts and sections.
 
-Each skill has a *document* vector (its name in words + description) and optional
-*part* vectors: each example, and each clause of a description that lists several
-abilities. A skill's semantic evidence combines the document similarity, the best part
-similarity and, with two or more examples, the similarity to the examples' centroid
-(see :func:`combine`). All vectors live in two float32 matrices, so a query costs one
-matrix-vector product per matrix; exact search stays cheap up to ~100k vectors.
+Each skill has a *document* vector (its name in words + description), optional *part*
+vectors (each example, and each clause of a description that lists several abilities)
+and optional *section* vectors (each body section, :mod:`skillrt.routing.fields`). A
+skill's semantic evidence combines the document similarity, the best part similarity,
+the similarity to its examples' centroid (with two or more examples) and the best
+section similarity: the best section counts, not the average, since a skill matches a
+request when one of its parts is about it (see :meth:`SemanticIndex.combine`). All
+vectors live in float32 matrices, so a query costs one matrix-vector product per
+matrix; exact search stays cheap up to ~100k vectors.
 
 Vectors come from :class:`~skillrt.routing.vector_cache.VectorCache`, keyed by the
 sha256 of each text, so an unchanged skill is never embedded again.
@@ -89,6 +92,10 @@ class SemanticScores:
     doc: NDArray[np.float32]
     part: NDArray[np.float32]
     centroid: NDArray[np.float32]
+    #: Best body-section similarity (the document's for a skill without sections).
+    section: NDArray[np.float32]
+    #: Which of the skill's sections was best (-1: none).
+    best_section: NDArray[np.int64]
     combined: NDArray[np.float32]
 
 
@@ -102,6 +109,7 @@ class SemanticIndex:
         cache: VectorCache,
         *,
         mix: tuple[float, float, float] = DEFAULT_MIX,
+        sections: Sequence[Sequence[str]] | None = None,
     ) -> None:
         import numpy as np
 
@@ -110,12 +118,26 @@ class SemanticIndex:
         n = len(skills)
         docs = [document_text(s) for s in skills]
         parts: list[list[str]] = [part_texts(s) for s in skills]
+        secs: list[Sequence[str]] = list(sections) if sections is not None else [()] * n
         n_examples = [_example_count(s) for s in skills]
         flat = [t for p in parts for t in p]
-        items = [(text_hash(t), t) for t in [*docs, *flat]]
+        flat_secs = [t for group in secs for t in group]
+        items = [(text_hash(t), t) for t in [*docs, *flat, *flat_secs]]
         vectors = cache.get_or_embed(backend, items) if items else np.zeros((0, backend.dim))
+        n_parts = len(flat)
         self.doc_vectors: NDArray[np.float32] = np.ascontiguousarray(vectors[:n], dtype=np.float32)
-        self.part_vectors: NDArray[np.float32] = np.ascontiguousarray(vectors[n:], dtype=np.float32)
+        self.part_vectors: NDArray[np.float32] = np.ascontiguousarray(
+            vectors[n : n + n_parts], dtype=np.float32
+        )
+        self.section_vectors: NDArray[np.float32] = np.ascontiguousarray(
+            vectors[n + n_parts :], dtype=np.float32
+        )
+        sec_counts = np.asarray([len(g) for g in secs], dtype=np.int64)
+        self.has_sections: NDArray[np.bool_] = sec_counts > 0
+        sec_ends = np.cumsum(sec_counts).astype(np.int64)
+        #: Each skill's sections are rows section_start[i]:section_end[i].
+        self.section_start: NDArray[np.int64] = sec_ends - sec_counts
+        self.section_end: NDArray[np.int64] = sec_ends
         counts = np.asarray([len(p) for p in parts], dtype=np.int64)
         self.part_owner: NDArray[np.int64] = np.repeat(np.arange(n), counts)
         self.has_parts: NDArray[np.bool_] = counts > 0
@@ -140,6 +162,7 @@ class SemanticIndex:
         self,
         query_vector: NDArray[np.float32],
         mix: tuple[float, float, float] | None = None,
+        section_weight: float = 0.0,
     ) -> SemanticScores:
         """Similarities of every skill to one query vector.
 
@@ -167,13 +190,55 @@ class SemanticIndex:
         centroid = part.copy()
         if len(self.centroid_vectors):
             centroid[self.centroid_owner] = matvec(self.centroid_vectors, q)
-        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid, mix))
+        section, best = self._sections(q, doc, None)
+        return SemanticScores(
+            doc,
+            part,
+            centroid,
+            section,
+            best,
+            self.combine(doc, part, centroid, mix, section, section_weight),
+        )
+
+    def _sections(
+        self,
+        q: NDArray[np.float32],
+        doc: NDArray[np.float32],
+        rows: NDArray[np.int64] | None,
+    ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
+        """Best section similarity per skill (of ``rows``) and which section it was."""
+        import numpy as np
+
+        section = doc.copy()
+        best = np.full(len(doc), -1, dtype=np.int64)
+        if not len(self.section_vectors):
+            return section, best
+        if rows is None:
+            has = self.has_sections
+            sims = matvec(self.section_vectors, q)
+            starts = self.section_start[has]
+            section[has] = np.maximum.reduceat(sims, starts)
+            # The first maximal row of each skill's block, as an offset into the block.
+            owner = np.repeat(np.arange(len(doc)), self.section_end - self.section_start)
+            is_max = sims >= section[owner]
+            first = np.full(len(doc), len(sims), dtype=np.int64)
+            np.minimum.at(first, owner[is_max], np.nonzero(is_max)[0])
+            best[has] = first[has] - self.section_start[has]
+            return section, best
+        for k, i in enumerate(rows.tolist()):
+            if self.has_sections[i]:
+                start, end = int(self.section_start[i]), int(self.section_end[i])
+                sims = matvec(self.section_vectors[start:end], q)
+                best[k] = int(np.argmax(sims))
+                section[k] = float(sims[best[k]])
+        return section, best
 
     def score_subset(
         self,
         query_vector: NDArray[np.float32],
         rows: NDArray[np.int64],
         mix: tuple[float, float, float] | None = None,
+        section_weight: float = 0.0,
     ) -> SemanticScores:
         """Like :meth:`score` but only for ``rows`` (result arrays are indexed like ``rows``)."""
         import numpy as np
@@ -188,7 +253,15 @@ class SemanticIndex:
                 part[k] = float(matvec(self.part_vectors[start:end], q).max())
             c = self._centroid_row.get(i)
             centroid[k] = float(self.centroid_vectors[c] @ q) if c is not None else part[k]
-        return SemanticScores(doc, part, centroid, self.combine(doc, part, centroid, mix))
+        section, best = self._sections(q, doc, rows)
+        return SemanticScores(
+            doc,
+            part,
+            centroid,
+            section,
+            best,
+            self.combine(doc, part, centroid, mix, section, section_weight),
+        )
 
     def combine(
         self,
@@ -196,8 +269,14 @@ class SemanticIndex:
         part: NDArray[np.float32],
         centroid: NDArray[np.float32],
         mix: tuple[float, float, float] | None = None,
+        section: NDArray[np.float32] | None = None,
+        section_weight: float = 0.0,
     ) -> NDArray[np.float32]:
-        """Weighted mix of the three similarities (missing kinds fall back to doc/part)."""
+        """Weighted mix of the similarities (missing kinds fall back to doc/part)."""
+        import numpy as np
+
         wd, wp, wc = mix or self.mix
         out: NDArray[np.float32] = (wd * doc + wp * part + wc * centroid).astype("float32")
+        if section is not None and section_weight:
+            out += np.float32(section_weight) * section
         return out

@@ -246,6 +246,18 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    7: (
+        "routing: each skill's routing fields (body sections and terms), by content key",
+        (
+            # A derived, per-machine cache: ``key`` hashes the skill's identity, its
+            # SKILL.md stat and the field recipe; ``record`` is JSON.
+            """CREATE TABLE routing_fields (
+                key TEXT PRIMARY KEY,
+                record TEXT NOT NULL,
+                created_at REAL NOT NULL
+            )""",
+        ),
+    ),
 }
 
 
