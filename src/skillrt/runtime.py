@@ -16,7 +16,7 @@ from skillrt.skills.catalog import Catalog, render_catalog
 from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillEntry, SkillRegistry
-from skillrt.store.sqlite import MEMORY, Store
+from skillrt.store import Store, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from skillrt.routing.router import Router
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
+    from skillrt.telemetry.writer import RouteEventWriter
 
 
 class SkillRuntime:
@@ -48,7 +49,8 @@ class SkillRuntime:
     Args:
         config: Runtime configuration; defaults work with no file at all.
         roots: When given, only these roots are searched (like the CLI's ``--root``).
-        store: A state store; by default ``config.state_db``. Pass ``persist=False`` for an
+        store: A state store; by default the one the config names (``state.url`` on
+            PostgreSQL, else ``<state_dir>/state.db``). Pass ``persist=False`` for an
             in-memory store (nothing written to disk).
         catalogs: JSONL skill catalogues to route over besides the roots' skills.
         env: Environment for prerequisite checks (``env`` items); None skips them.
@@ -77,8 +79,9 @@ class SkillRuntime:
                 r if isinstance(r, RootConfig) else RootConfig(Path(r), scope="flag") for r in roots
             )
         if store is None:
-            store = Store(self.config.state_db if persist else MEMORY)
+            store = open_store(self.config, persist=persist)
         self.store = store
+        self._events: RouteEventWriter | None = None
         self._registry: SkillRegistry | None = None
         self._invocation: InvocationResolver | None = None
 
@@ -316,6 +319,7 @@ class SkillRuntime:
         from skillrt.telemetry.report import build_report, parse_since
 
         ts = parse_since(since) if isinstance(since, str) else since
+        self.flush_events()  # this process's own routes count
         return build_report(
             self.store,
             self.config.telemetry,
@@ -338,6 +342,7 @@ class SkillRuntime:
         from skillrt.telemetry.feedback import record_feedback
 
         names = [correct] if isinstance(correct, str) else list(correct or ())
+        self.flush_events()  # the route may still be queued
         return record_feedback(
             self.store,
             self.registry,
@@ -452,15 +457,17 @@ class SkillRuntime:
 
                 routing_for = GrayRelease(telemetry, self.config.routing).routing_for
             registry = self.registry
-            self._router = Router.from_skills(
+            router = Router.from_skills(
                 self.routable_skills(),
                 self.config.routing,
-                store=self.store,
+                store=self.store.local,  # skill vectors: this machine's cache
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
-                record=telemetry.enabled,
+                record=telemetry.enabled and not self.store.background_writes,
             )
+            router.store = self.store  # stats and route events: the shared state
+            self._router = router
             self._router_key = key
         return self._router
 
@@ -477,6 +484,7 @@ class SkillRuntime:
         """Route one query to an ActivationPlan (001 §6); records the T1 event."""
         attrs = {"skillrt.surface": surface or "library", "skillrt.query_chars": len(query)}
         with self._span("skillrt.route", attrs) as sp:
+            writer = self._event_writer()
             result = self.router.route(
                 query,
                 history=history,
@@ -484,9 +492,45 @@ class SkillRuntime:
                 candidates=candidates,
                 explain=explain,
                 surface=surface,
+                record=False if writer is not None else None,
             )
+            if writer is not None:
+                result = self._queue_event(writer, result, surface or self.router.surface)
             sp.set_attribute("skillrt.route_id", result.route_id)
             return result
+
+    def _event_writer(self) -> RouteEventWriter | None:
+        """The background writer of route events, for a store written over the network
+        (None: the router writes its events itself)."""
+        if not (self.store.background_writes and self.config.telemetry.enabled):
+            return None
+        if self._events is None:
+            from skillrt.telemetry.writer import RouteEventWriter
+
+            self._events = RouteEventWriter(
+                self.store,
+                write_timeout_ms=self.config.telemetry.write_timeout_ms,
+                record_query_text=self.config.routing.record_query_text,
+                read_only=self.store.read_only,
+            )
+        return self._events
+
+    def _queue_event(
+        self, writer: RouteEventWriter, result: RouteResult, surface: str
+    ) -> RouteResult:
+        import dataclasses
+
+        from skillrt.telemetry.events import event_summary, route_event
+
+        model_id = self.router.index.model_id
+        writer.submit(result, surface=surface, model_id=model_id)
+        event = route_event(result, surface=surface, model_id=model_id)
+        summary = event_summary(event, recorded=False, queued=True)
+        return dataclasses.replace(result, events=(summary,))
+
+    def flush_events(self, timeout_s: float = 10.0) -> bool:
+        """Wait until queued route events are written (True when none is left)."""
+        return self._events.flush(timeout_s) if self._events is not None else True
 
     def eval(
         self,
@@ -514,7 +558,7 @@ class SkillRuntime:
         router = Router.from_skills(
             self.routable_skills(),
             config,
-            store=self.store,
+            store=self.store.local,
             is_enabled=self.registry.is_enabled,
             env=self.env,
             record=False,
@@ -523,6 +567,10 @@ class SkillRuntime:
         return evaluate(router, queries, progress=progress)
 
     def close(self) -> None:
+        """Write the queued route events, then close the store."""
+        if self._events is not None:
+            self._events.close()
+            self._events = None
         self.store.close()
 
     def __enter__(self) -> SkillRuntime:

@@ -25,7 +25,7 @@ from skillrt.orchestration.status import RunSummary, WorkflowStatus, run_status,
 if TYPE_CHECKING:
     from skillrt.execution.base import Runner
     from skillrt.skills.registry import SkillRegistry
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
 
 __all__ = ["Workflows", "describe_runner", "resolve_dirs"]
 
@@ -73,7 +73,11 @@ class Workflows:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
-        self.store = WorkflowStore(store, synchronous=config.orchestration.synchronous)
+        self.store = WorkflowStore(
+            store,
+            synchronous=config.orchestration.synchronous,
+            lease_s=config.orchestration.lease_s,
+        )
         self._registry = registry
         self.environ = dict(environ or {})
         memory_dir, learnings_dir = resolve_dirs(config)
@@ -142,6 +146,7 @@ class Workflows:
             agents=DispatchedAgents(
                 self._registry(), self.config, store=self.store.store, environ=self.environ
             ),
+            worker_id=self.config.orchestration.worker_id,
         )
 
     def resolve_skill(self, skill: str) -> tuple[str, Path]:

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from skillrt.routing.lexical import LexicalScores
     from skillrt.routing.tokens import TokenIndex
     from skillrt.skills.model import Skill
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
     from skillrt.telemetry.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Router", "backend_options", "resolve_backend"]

@@ -7,16 +7,15 @@ dispatcher calls :func:`record_execution` after each run. Counters live in the
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from skillrt.errors import StoreError
 from skillrt.skills.model import Skill
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Connection, Store
 
-__all__ = ["SkillStats", "record_execution", "record_routes", "skill_stats"]
+__all__ = ["SkillStats", "add_route_counts", "record_execution", "record_routes", "skill_stats"]
 
 _COLUMNS = (
     "name, routes, selections, executions, successes, failures, fallbacks, "
@@ -78,17 +77,18 @@ def record_execution(
     """Count one execution of ``skill`` (atomic upsert). Raises StoreError on failure."""
     name = _name(skill)
     try:
-        with store.transaction() as conn:
+        with store.transaction(sync=False) as conn:
             conn.execute(
                 "INSERT INTO skill_stats(name, executions, successes, failures, fallbacks, "
                 "latency_ms_total, tokens_in, tokens_out, last_executed_at) "
                 "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
-                "executions = executions + 1, successes = successes + excluded.successes, "
-                "failures = failures + excluded.failures, "
-                "fallbacks = fallbacks + excluded.fallbacks, "
-                "latency_ms_total = latency_ms_total + excluded.latency_ms_total, "
-                "tokens_in = tokens_in + excluded.tokens_in, "
-                "tokens_out = tokens_out + excluded.tokens_out, "
+                "executions = skill_stats.executions + 1, "
+                "successes = skill_stats.successes + excluded.successes, "
+                "failures = skill_stats.failures + excluded.failures, "
+                "fallbacks = skill_stats.fallbacks + excluded.fallbacks, "
+                "latency_ms_total = skill_stats.latency_ms_total + excluded.latency_ms_total, "
+                "tokens_in = skill_stats.tokens_in + excluded.tokens_in, "
+                "tokens_out = skill_stats.tokens_out + excluded.tokens_out, "
                 "last_executed_at = excluded.last_executed_at",
                 (
                     name,
@@ -101,12 +101,14 @@ def record_execution(
                     time.time(),
                 ),
             )
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot record stats for {name}: {exc}", skill=name) from exc
+    except StoreError as exc:
+        raise type(exc)(
+            f"cannot record stats for {name}: {exc.message}", **{**exc.context, "skill": name}
+        ) from exc
 
 
 def record_routes(
-    conn: sqlite3.Connection,
+    conn: Connection,
     candidates: Iterable[str],
     selected: Sequence[str],
     *,
@@ -116,14 +118,28 @@ def record_routes(
 
     Runs on the caller's connection, inside the caller's transaction.
     """
-    now = time.time() if at is None else at
     chosen = set(selected)
-    names = list(dict.fromkeys([*candidates, *selected]))
-    rows = [(name, int(name in chosen), now) for name in names]
+    names = dict.fromkeys([*candidates, *selected])
+    add_route_counts(
+        conn, {n: (1, int(n in chosen)) for n in names}, time.time() if at is None else at
+    )
+
+
+def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: float) -> None:
+    """Add ``(routes, selections)`` to each skill's counters, in one statement per skill.
+
+    Each counter is bumped in place (``routes = routes + n``), so concurrent writers
+    never lose a count; rows are touched in name order, so two writers never wait on
+    each other's rows in a cycle (a deadlock, on PostgreSQL).
+    """
+    rows = [(name, r, s, at) for name, (r, s) in sorted(counts.items())]
     conn.executemany(
-        "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES (?, 1, ?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET routes = routes + 1, "
-        "selections = selections + excluded.selections, last_routed_at = excluded.last_routed_at",
+        "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES (?, ?, ?, ?) "
+        "ON CONFLICT(name) DO UPDATE SET routes = skill_stats.routes + excluded.routes, "
+        "selections = skill_stats.selections + excluded.selections, "
+        "last_routed_at = CASE WHEN skill_stats.last_routed_at IS NULL "
+        "OR excluded.last_routed_at > skill_stats.last_routed_at "
+        "THEN excluded.last_routed_at ELSE skill_stats.last_routed_at END",
         rows,
     )
 
@@ -144,6 +160,6 @@ def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, S
                     f"({', '.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read skill stats: {exc}") from exc
+    except StoreError as exc:
+        raise type(exc)(f"cannot read skill stats: {exc.message}", **exc.context) from exc
     return {row[0]: SkillStats(*tuple(row)) for row in rows}
