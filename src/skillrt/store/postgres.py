@@ -293,9 +293,9 @@ class PostgresStore(Store):
     @contextmanager
     def _borrow(self) -> Iterator[Any]:
         """A pooled connection (replaced by the pool when it comes back broken)."""
+        pool = self._get_pool()  # first: it says when the driver is missing
         from psycopg_pool import PoolTimeout
 
-        pool = self._get_pool()
         try:
             conn = pool.getconn()
         except PoolTimeout as exc:
