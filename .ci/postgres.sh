@@ -4,6 +4,9 @@
 #   eval "$(bash .ci/postgres.sh start)"   # exports SKILLRT_TEST_POSTGRES_URL, SKILLRT_PG_DIR
 #   bash .ci/postgres.sh stop "$SKILLRT_PG_DIR"
 #
+# The failure tests also take the server down and up again, keeping its data:
+#   bash .ci/postgres.sh restart DIR | down DIR | up DIR
+#
 # Installs the distribution's packages when initdb is missing (Debian/Ubuntu, as root).
 # initdb refuses to run as root, so as root the cluster belongs to the `postgres` user.
 # Only the socket is used (listen_addresses=''), so nothing listens on the network.
@@ -43,14 +46,26 @@ start() {
     port=${SKILLRT_PG_PORT:-54329}
     if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
     chmod 700 "$dir"
+    echo "port=$port" >"$dir/port"
     as_owner "$bin/initdb" -D "$dir/data" -U skillrt -A trust --no-sync -E UTF8 >/dev/null
-    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-        -o "-c listen_addresses='' -c unix_socket_directories=$dir -p $port -c fsync=on" \
-        start >/dev/null
+    up "$dir"
     # The socket directory must be reachable by the (non-root) server user and by us.
     chmod 755 "$dir"
     echo "export SKILLRT_PG_DIR=$dir"
     echo "export SKILLRT_TEST_POSTGRES_URL='postgresql://skillrt@/postgres?host=$dir&port=$port'"
+}
+
+ctl() {
+    local dir=$1
+    shift
+    as_owner "$(pg_bin)/pg_ctl" -D "$dir/data" -w -t 60 "$@" >/dev/null
+}
+
+up() {
+    local dir=$1 port
+    port=$(sed -n 's/^port=//p' "$dir/port")
+    ctl "$dir" -l "$dir/server.log" \
+        -o "-c listen_addresses='' -c unix_socket_directories=$dir -p $port" start
 }
 
 stop() {
@@ -65,5 +80,8 @@ stop() {
 case "${1:-}" in
     start) start ;;
     stop) stop "${2:-}" ;;
-    *) echo "usage: postgres.sh start | stop DIR" >&2; exit 2 ;;
+    restart) ctl "$2" -m fast -l "$2/server.log" restart ;;
+    down) ctl "$2" -m fast stop ;;
+    up) up "$2" ;;
+    *) echo "usage: postgres.sh start | stop DIR | restart DIR | down DIR | up DIR" >&2; exit 2 ;;
 esac

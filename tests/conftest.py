@@ -112,7 +112,7 @@ def postgres_url() -> str:
     if not url:
         reason = (
             f"no PostgreSQL server given: set {POSTGRES_ENV}=postgresql://... "
-            "(`eval \"$(bash .ci/postgres.sh start)\"` starts a throwaway one)"
+            '(`eval "$(bash .ci/postgres.sh start)"` starts a throwaway one)'
         )
         if os.environ.get("SKILLRT_POSTGRES_REQUIRED"):
             pytest.fail(reason)

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.conftest import StoreSpec
 
 from skillrt.errors import StoreConflict, StoreDriverMissing, StoreError, StoreSchemaTooNew
 from skillrt.store import Store, skill_state
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 from skillrt.telemetry.events import RouteEvent, write_route_events
 from skillrt.telemetry.stats import record_execution, skill_stats
-from tests.conftest import StoreSpec
 
 TABLES = (
     "skill_state",
@@ -61,11 +61,14 @@ def count(store: Store, table: str) -> int:
 
 
 def test_store_names_its_backend(store_spec: StoreSpec) -> None:
-    store = Store(store_spec.location, **({"schema": store_spec.schema} if store_spec.schema else {}))
+    store = Store(
+        store_spec.location, **({"schema": store_spec.schema} if store_spec.schema else {})
+    )
     try:
-        assert type(store).__name__ == {"sqlite": "SqliteStore", "postgresql": "PostgresStore"}[
-            store_spec.kind
-        ]
+        assert (
+            type(store).__name__
+            == {"sqlite": "SqliteStore", "postgresql": "PostgresStore"}[store_spec.kind]
+        )
         assert isinstance(store, Store)
         assert store.dialect.name == store_spec.kind
     finally:
