@@ -170,21 +170,20 @@ class _AutoConnection(Connection):
         import psycopg
 
         retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
-        deadline = time.monotonic() + self._store.retry_s
-        delay = 0.05
+        store = self._store
+        deadline = time.monotonic() + store.retry_s
         while True:
-            with self._store._borrow() as raw:
+            with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
                 try:
                     cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
                     rows = cur.fetchall() if cur.description is not None else []
                     return _Result(rows, cur.rowcount)
                 except psycopg.OperationalError as exc:
                     if not (retry and raw.broken and time.monotonic() < deadline):
-                        raise _translate(exc, self._store.location) from exc
+                        raise _translate(exc, store.location) from exc
                 except psycopg.Error as exc:
-                    raise _translate(exc, self._store.location) from exc
-            time.sleep(delay)
-            delay = min(1.0, delay * 2)
+                    raise _translate(exc, store.location) from exc
+            time.sleep(0.05)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._store.transaction() as conn:
@@ -277,6 +276,9 @@ class PostgresStore(Store):
                     configure=self._configure,
                     open=False,
                     timeout=self.connect_timeout_s,
+                    # Give a failing reconnection up soon: the next request starts a
+                    # fresh one, so a server that is back is found within seconds.
+                    reconnect_timeout=self.connect_timeout_s,
                     name="skillrt-state",
                 )
                 pool.open(wait=False)
@@ -290,53 +292,80 @@ class PostgresStore(Store):
         if self.read_only:
             conn.execute("SET default_transaction_read_only = on")
 
-    @contextmanager
-    def _borrow(self) -> Iterator[Any]:
-        """A pooled connection (replaced by the pool when it comes back broken)."""
-        pool = self._get_pool()  # first: it says when the driver is missing
+    def _acquire(self, deadline: float, prepare: Callable[[Any], None] | None = None) -> Any:
+        """A pooled connection, migrated, on which ``prepare`` succeeded.
+
+        While the server cannot be reached (no new connection within the pool's timeout,
+        or a pooled one found broken), tries again until ``deadline``; nothing has been
+        done on the server then, so trying again is safe.
+        """
+        import psycopg
         from psycopg_pool import PoolTimeout
 
+        pool = self._get_pool()
+        delay = 0.05
+        while True:
+            try:
+                conn = pool.getconn(
+                    timeout=max(0.1, min(self.connect_timeout_s, deadline - time.monotonic()))
+                )
+            except PoolTimeout as exc:
+                if time.monotonic() >= deadline:
+                    raise StoreUnavailable(
+                        f"cannot reach the state store {self.location}",
+                        url=self.location,
+                        retryable=True,
+                    ) from exc
+                continue
+            try:
+                if not self._migrated:
+                    self._migrate(conn)
+                if prepare is not None:
+                    prepare(conn)
+                return conn
+            except StoreUnavailable:
+                pool.putconn(conn)
+                if time.monotonic() >= deadline:
+                    raise
+            except psycopg.OperationalError as exc:
+                pool.putconn(conn)  # broken: the pool discards it and connects anew
+                if not conn.broken or time.monotonic() >= deadline:
+                    raise _translate(exc, self.location) from exc
+            except BaseException:
+                pool.putconn(conn)
+                raise
+            time.sleep(delay)
+            delay = min(1.0, delay * 2)
+
+    @contextmanager
+    def _borrow(self, retry_s: float | None = None) -> Iterator[Any]:
+        """A pooled connection for a few statements, back to the pool afterwards."""
+        deadline = time.monotonic() + (self.retry_s if retry_s is None else retry_s)
+        conn = self._acquire(deadline)
         try:
-            conn = pool.getconn()
-        except PoolTimeout as exc:
-            raise StoreUnavailable(
-                f"cannot connect to the state store {self.location} "
-                f"within {self.connect_timeout_s:g}s",
-                url=self.location,
-                retryable=True,
-            ) from exc
-        try:
-            if not self._migrated:
-                self._migrate(conn)
             yield conn
         finally:
-            pool.putconn(conn)
+            self._get_pool().putconn(conn)
 
     def connection(self) -> Connection:
         return _AutoConnection(self)
 
     @contextmanager
     def transaction(self, *, sync: bool | None = None) -> Iterator[Connection]:
-        """One transaction on one pooled connection; begins again on a fresh connection
-        while the server cannot be reached (up to ``retry_s``)."""
-        import psycopg
+        """One transaction on one pooled connection. Until it begins, a server that
+        cannot be reached is waited for (up to ``retry_s``); once it has begun, a lost
+        connection raises ``StoreUnavailable`` and the server rolls the work back."""
 
-        deadline = time.monotonic() + self.retry_s
-        delay = 0.05
-        while True:
-            with self._borrow() as raw:
-                try:
-                    raw.execute("BEGIN")
-                    if sync is False:
-                        raw.execute("SET LOCAL synchronous_commit TO off")
-                except psycopg.OperationalError as exc:
-                    if not raw.broken or time.monotonic() >= deadline:
-                        raise _translate(exc, self.location) from exc
-                else:
-                    yield from self._run(raw)
-                    return
-            time.sleep(delay)  # the broken connection went back; the pool replaces it
-            delay = min(1.0, delay * 2)
+        def begin(conn: Any) -> None:
+            conn.execute("BEGIN")
+            if sync is False:
+                conn.execute("SET LOCAL synchronous_commit TO off")
+
+        raw = self._acquire(time.monotonic() + self.retry_s, begin)
+        try:
+            yield from self._run(raw)
+        finally:
+            self._get_pool().putconn(raw)
 
     def _run(self, raw: Any) -> Iterator[Connection]:
         import psycopg
