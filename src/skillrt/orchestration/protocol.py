@@ -50,10 +50,10 @@ from skillrt.orchestration.events import (
 )
 from skillrt.orchestration.fsm import STEPS, PhaseState, RunState, check_phase, step
 from skillrt.orchestration.learnings import (
+    FileLearnings,
     Learning,
+    LearningsBook,
     extract_learnings,
-    merge_learnings,
-    read_learnings,
 )
 from skillrt.orchestration.memory import (
     MemoryFolder,
@@ -97,6 +97,8 @@ class EngineSettings:
     max_context_file_chars: int = 40_000
     max_learnings_chars: int = 12_000
     merge_learnings: bool = True
+    #: Where domain learnings are kept; None: ``<run's learnings_dir>/<domain>.md``.
+    learnings: LearningsBook | None = None
 
 
 class _RunnerSlot:
@@ -482,11 +484,9 @@ class WorkflowEngine:
         summary_path = _io(lambda: folder.write(summary_file_name(task_id), document), rec.run_id)
         learnings_file = None
         if self.settings.merge_learnings and lessons:
-            merged = _io(
-                lambda: merge_learnings(Path(rec.learnings_dir), rec.domain or "", lessons),
-                rec.run_id,
-            )
-            learnings_file = str(merged.path)
+            book = self._learnings(rec)
+            merged = _io(lambda: book.merge(rec.domain or "", lessons), rec.run_id)
+            learnings_file = str(merged.path) if merged.path is not None else None
         output: dict[str, Any] = {
             "summary": summary,
             "summary_file": str(summary_path),
@@ -494,6 +494,7 @@ class WorkflowEngine:
             "learnings": {
                 "domain": rec.domain,
                 "file": learnings_file,
+                "in_store": self.settings.learnings is not None,
                 "lessons": [f"{x.phase_id}: {x.text}" for x in lessons],
             },
         }
@@ -726,8 +727,8 @@ class WorkflowEngine:
         exclude = {p.memory_file_name(task_id) for p in spec.phases[index:]}
         exclude.add(summary_file_name(task_id))
         context = folder.match(phase.context, task_id, exclude=exclude)
-        learnings = read_learnings(
-            Path(rec.learnings_dir), rec.domain, max_chars=self.settings.max_learnings_chars
+        learnings = self._learnings(rec).read(
+            rec.domain, max_chars=self.settings.max_learnings_chars
         )
         task = build_phase_prompt(
             PhasePrompt(
@@ -759,6 +760,11 @@ class WorkflowEngine:
         if self._classifier is None:
             self._classifier = self._classifier_factory()
         return self._classifier
+
+    def _learnings(self, rec: RunRecord) -> LearningsBook:
+        if self.settings.learnings is not None:
+            return self.settings.learnings
+        return FileLearnings(Path(rec.learnings_dir))
 
     def _spec(self, rec: RunRecord) -> WorkflowSpec:
         # The step-3 snapshot, never the file again: a resumed run runs what it started.

@@ -17,6 +17,7 @@ from skillrt.orchestration.agents import DispatchedAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.events import Checkpoint, Observer
+from skillrt.orchestration.learnings_store import StoreLearnings
 from skillrt.orchestration.protocol import EngineSettings, Mode, RunnerFactory, WorkflowEngine
 from skillrt.orchestration.spec import CONFIG_FILENAME
 from skillrt.orchestration.state import WorkflowStore
@@ -90,6 +91,7 @@ class Workflows:
             max_context_file_chars=orch.max_context_file_chars,
             max_learnings_chars=orch.max_learnings_chars,
             merge_learnings=orch.merge_learnings,
+            learnings=StoreLearnings(store) if store.shared else None,
         )
 
     # -- building blocks ---------------------------------------------------------------

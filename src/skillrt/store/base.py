@@ -115,6 +115,9 @@ class Store(ABC):
     #: Route events go through a background writer (a write costs a network round
     #: trip); an embedded store writes them in the request, where it costs microseconds.
     background_writes: ClassVar[bool] = False
+    #: Many hosts share the store, so what is kept in files under the state folder of
+    #: an embedded store (domain learnings) is kept in the store instead.
+    shared: ClassVar[bool] = False
     read_only: bool
 
     def __new__(cls, location: Path | str = MEMORY, *args: Any, **options: Any) -> Store:

@@ -207,6 +207,7 @@ class PostgresStore(Store):
 
     dialect: ClassVar[Dialect] = POSTGRESQL
     background_writes: ClassVar[bool] = True
+    shared: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -299,10 +300,10 @@ class PostgresStore(Store):
         or a pooled one found broken), tries again until ``deadline``; nothing has been
         done on the server then, so trying again is safe.
         """
+        pool = self._get_pool()  # first: it says when the driver is missing
         import psycopg
         from psycopg_pool import PoolTimeout
 
-        pool = self._get_pool()
         delay = 0.05
         while True:
             try:

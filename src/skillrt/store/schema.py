@@ -261,6 +261,23 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             "ALTER TABLE workflow_runs ADD COLUMN lease_until REAL",
         ),
     ),
+    8: (
+        "orchestration: domain learnings kept in a shared store (seed 002 step 0, O5)",
+        (
+            # One row per lesson of a domain, in the order they were learned; ``key`` is
+            # the lesson normalised (case, spacing, attribution), so none is kept twice.
+            # Used when the store is shared by many hosts; an embedded store keeps the
+            # same lines in <learnings_dir>/<domain>.md.
+            """CREATE TABLE learnings (
+                id INTEGER PRIMARY KEY AUTOINCREMENT,
+                domain TEXT NOT NULL,
+                key TEXT NOT NULL,
+                line TEXT NOT NULL,
+                added_at REAL NOT NULL,
+                UNIQUE (domain, key)
+            )""",
+        ),
+    ),
 }
 
 
