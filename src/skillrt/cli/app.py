@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "workflow_cmds",
     "telemetry_cmds",
     "mcp_cmds",
+    "state_cmds",
 )
 
 Handler = Callable[["CliContext"], int]

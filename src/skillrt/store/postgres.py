@@ -98,11 +98,12 @@ def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
 class _Result:
     """A fetched result, read like a cursor (the connection went back to the pool)."""
 
-    __slots__ = ("_rows", "rowcount")
+    __slots__ = ("_rows", "description", "rowcount")
 
-    def __init__(self, rows: list[Any], rowcount: int) -> None:
+    def __init__(self, rows: list[Any], rowcount: int, description: Any = None) -> None:
         self._rows = rows
         self.rowcount = rowcount
+        self.description = description
 
     def fetchone(self) -> Any:
         return self._rows.pop(0) if self._rows else None
@@ -177,7 +178,7 @@ class _AutoConnection(Connection):
                 try:
                     cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
                     rows = cur.fetchall() if cur.description is not None else []
-                    return _Result(rows, cur.rowcount)
+                    return _Result(rows, cur.rowcount, cur.description)
                 except psycopg.OperationalError as exc:
                     if not (retry and raw.broken and time.monotonic() < deadline):
                         raise _translate(exc, store.location) from exc
