@@ -520,11 +520,11 @@ class SkillRuntime:
     ) -> RouteResult:
         import dataclasses
 
-        from skillrt.telemetry.events import event_summary, route_event
+        from skillrt.telemetry.events import event_summary
 
-        model_id = self.router.index.model_id
-        writer.submit(result, surface=surface, model_id=model_id)
-        event = route_event(result, surface=surface, model_id=model_id)
+        event = writer.submit(result, surface=surface, model_id=self.router.index.model_id)
+        if event is None:
+            return result
         summary = event_summary(event, recorded=False, queued=True)
         return dataclasses.replace(result, events=(summary,))
 

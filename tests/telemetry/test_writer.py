@@ -98,7 +98,28 @@ def test_unwritable_store_drops_with_a_warning(
         assert writer.flush(30)
     writer.close()
     assert writer.dropped == 1 and writer.written == 0 and count(db) == 0
-    assert len(calls) >= 2  # retried before giving up
+    assert calls == [1]  # a read-only store is not retried: retrying cannot cure it
+    assert any("was not recorded" in m for m in caplog.messages)
+
+
+def test_unavailable_store_is_retried_then_given_up(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    from skillrt.errors import StoreUnavailable
+
+    db = tmp_path / "state.db"
+    calls: list[int] = []
+
+    def write(store: Store, items: Batch) -> int:
+        calls.append(len(items))
+        raise StoreUnavailable("server restarting", retryable=True)
+
+    writer = RouteEventWriter(db, give_up_s=0.3, write=write)
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
+        writer.submit(routes(1)[0], surface="mcp")
+        assert writer.flush(30)
+    writer.close()
+    assert writer.dropped == 1 and len(calls) >= 2  # retried until it gave up
     assert any("was not recorded" in m for m in caplog.messages)
 
 

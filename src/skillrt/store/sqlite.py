@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
-from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew
+from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew, StoreUnavailable
 from skillrt.store.base import MEMORY, SQLITE, Connection, Cursor, Dialect, Store
 from skillrt.store.schema import latest_version, statements
 
@@ -52,7 +52,11 @@ class SqliteConnection(Connection):
 def _error(exc: sqlite3.Error, location: str) -> StoreError:
     if isinstance(exc, sqlite3.IntegrityError):
         return StoreConflict(f"{exc} (state store {location})", path=location)
-    return StoreError(f"{exc} (state store {location})", path=location)
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        # Another writer holds the lock past the busy timeout: worth trying again.
+        return StoreUnavailable(f"{text} (state store {location})", path=location, retryable=True)
+    return StoreError(f"{text} (state store {location})", path=location)
 
 
 class SqliteStore(Store):
@@ -174,9 +178,7 @@ class SqliteStore(Store):
         except sqlite3.Error as exc:
             if full:
                 raw.execute("PRAGMA synchronous = NORMAL")
-            raise StoreError(
-                f"cannot begin a transaction on {self.path}: {exc}", path=str(self.path)
-            ) from exc
+            raise _error(exc, f"{self.path}, beginning a transaction") from exc
         try:
             yield conn
         except BaseException:
@@ -187,9 +189,7 @@ class SqliteStore(Store):
                 raw.execute("COMMIT")
             except sqlite3.Error as exc:
                 raw.execute("ROLLBACK")
-                raise StoreError(
-                    f"cannot commit to {self.path}: {exc}", path=str(self.path)
-                ) from exc
+                raise _error(exc, f"{self.path}, committing") from exc
         finally:
             if full:
                 raw.execute("PRAGMA synchronous = NORMAL")

@@ -132,11 +132,11 @@ def route_event(
 
 def event_summary(event: RouteEvent, *, recorded: bool, queued: bool = False) -> dict[str, Any]:
     """The event as a route result carries it (``events``), without the breakdown."""
-    from dataclasses import asdict
+    from dataclasses import fields
 
-    data = asdict(event)
+    # Shallow: the breakdown (the only nested value) is left out; the candidates carry it.
+    data = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "score_breakdown"}
     data["selected_skills"] = list(event.selected_skills)
-    data.pop("score_breakdown", None)  # the candidates carry it already
     head: dict[str, Any] = {"event": "route", "table": "route_events", "recorded": recorded}
     if queued:
         head["queued"] = True

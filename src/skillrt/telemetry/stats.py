@@ -7,7 +7,9 @@ dispatcher calls :func:`record_execution` after each run. Counters live in the
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -144,8 +146,53 @@ def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: f
     )
 
 
+#: Seconds a shared store's per-skill stats are reused for routing. Route events reach
+#: such a store through a background writer, so its stats are about this old anyway;
+#: reusing them spares each route a round trip to the server. An embedded store is
+#: read fresh every time.
+SHARED_STATS_MAX_AGE_S = 1.0
+
+
+class _StatsCache:
+    """Recently read stats of one store: name -> (stats or None, when read)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.rows: dict[str, tuple[SkillStats | None, float]] = {}
+
+
+_caches: weakref.WeakKeyDictionary[Store, _StatsCache] = weakref.WeakKeyDictionary()
+
+
 def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
-    """Stats by qualified name (all skills, or only ``names``); unseen skills are absent."""
+    """Stats by qualified name (all skills, or only ``names``); unseen skills are absent.
+
+    All skills are always read fresh. Named skills of a store written in the background
+    (PostgreSQL) may be up to :data:`SHARED_STATS_MAX_AGE_S` old.
+    """
+    if names is None or not store.background_writes:
+        return _read(store, names)
+    wanted = list(dict.fromkeys(names))
+    cache = _caches.get(store)
+    if cache is None:
+        cache = _caches.setdefault(store, _StatsCache())
+    now = time.monotonic()
+    with cache.lock:
+        stale = [
+            n
+            for n in wanted
+            if n not in cache.rows or now - cache.rows[n][1] > SHARED_STATS_MAX_AGE_S
+        ]
+    if stale:
+        fresh = _read(store, stale)
+        with cache.lock:
+            for n in stale:
+                cache.rows[n] = (fresh.get(n), now)
+    with cache.lock:
+        return {n: st for n in wanted if (st := cache.rows[n][0]) is not None}
+
+
+def _read(store: Store, names: Iterable[str] | None) -> dict[str, SkillStats]:
     try:
         conn = store.connection()
         if names is None:

@@ -9,7 +9,8 @@ lock wait is ``telemetry.write_timeout_ms``. So:
 - a store that is locked, restarting or unreachable delays events, never a route: the
   writer warns once, keeps the events and retries until it is back (or the queue
   overflows, when the oldest events are dropped with a warning);
-- a read-only or broken store costs the events (with a warning), never a route;
+- a read-only or broken store (an error that retrying cannot cure) costs the events
+  at once (with a warning), never a route;
 - writes are idempotent (a batch retried after an unanswered commit adds nothing
   twice), and serialized by the one writer thread, so no event or count is lost.
 
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillrt.errors import StoreError
+from skillrt.errors import StoreError, StoreUnavailable
 from skillrt.store.base import MEMORY, Store, open_location
 
 if TYPE_CHECKING:
@@ -51,12 +52,15 @@ Batch = Sequence[tuple["RouteEvent", Sequence[str]]]
 BatchWriter = Callable[[Store, Batch], int]
 
 
+#: Seconds the writer waits for more events before it writes a batch that is not full:
+#: fewer, larger transactions, and less time holding the interpreter while routes run.
+DEFAULT_LINGER_S = 0.05
+
+
 @dataclass
 class _Pending:
-    result: RouteResult
-    surface: str
-    model_id: str | None
-    at: float
+    event: RouteEvent
+    candidates: list[str]
     first_try: float = 0.0
 
 
@@ -71,6 +75,7 @@ class RouteEventWriter:
         record_query_text: Keep the raw query text (``routing.record_query_text``).
         read_only: The store was opened read-only: every event is dropped (with a warning).
         batch_size: Most events written in one transaction.
+        linger_s: How long a batch that is not full waits for more events.
         write: Writes one batch (tests inject failures here).
     """
 
@@ -84,6 +89,7 @@ class RouteEventWriter:
         give_up_s: float = DEFAULT_GIVE_UP_S,
         read_only: bool = False,
         batch_size: int = DEFAULT_BATCH,
+        linger_s: float = DEFAULT_LINGER_S,
         write: BatchWriter | None = None,
     ) -> None:
         if isinstance(store, Store):
@@ -103,7 +109,9 @@ class RouteEventWriter:
         self.give_up_s = give_up_s
         self.read_only = read_only
         self.batch_size = max(1, batch_size)
+        self.linger_s = linger_s
         self._write_batch = write
+        self._flushing = 0
         self._queue: deque[_Pending] = deque()
         self._inflight = 0
         self._cond = threading.Condition()
@@ -127,19 +135,35 @@ class RouteEventWriter:
         atexit.register(at_exit)
 
     # -- request side -------------------------------------------------------------------
-    def submit(self, result: RouteResult, *, surface: str, model_id: str | None = None) -> None:
-        """Queue one route's event; never blocks, never raises."""
+    def submit(
+        self, result: RouteResult, *, surface: str, model_id: str | None = None
+    ) -> RouteEvent | None:
+        """Queue one route's event (built here, so the writer thread only writes); never
+        blocks on the store, never raises. Returns the event (None once closed)."""
+        from skillrt.telemetry.events import route_event
+
+        try:
+            event = route_event(
+                result,
+                surface=surface,
+                model_id=model_id,
+                record_query_text=self.record_query_text,
+            )
+        except Exception:  # a malformed result costs its event, never the route
+            log.exception("telemetry: could not build a route event")
+            return None
         with self._cond:
             if self._closed:
-                return
+                return None
             if len(self._queue) >= self.max_queue:
                 self._queue.popleft()
                 self.dropped += 1
                 if not self._overflowing:  # once per episode, not once per route
                     log.warning("telemetry queue full: dropping the oldest route events")
                     self._overflowing = True
-            self._queue.append(_Pending(result, surface, model_id, time.time()))
+            self._queue.append(_Pending(event, [c.name for c in result.candidates]))
             self._cond.notify()
+        return event
 
     @property
     def pending(self) -> int:
@@ -152,12 +176,16 @@ class RouteEventWriter:
         passes (False)."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
-            while self._queue or self._inflight:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._cond.notify_all()
-                self._cond.wait(min(left, 0.05))
+            self._flushing += 1  # no lingering while someone waits
+            try:
+                while self._queue or self._inflight:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    self._cond.notify_all()
+                    self._cond.wait(min(left, 0.05))
+            finally:
+                self._flushing -= 1
         return True
 
     def close(self, timeout_s: float = 10.0) -> None:
@@ -176,23 +204,10 @@ class RouteEventWriter:
 
     # -- writer thread ------------------------------------------------------------------
     def _write(self, batch: list[_Pending]) -> None:
-        from skillrt.telemetry.events import route_event, write_route_events
+        from skillrt.telemetry.events import write_route_events
 
-        items = [
-            (
-                route_event(
-                    p.result,
-                    surface=p.surface,
-                    model_id=p.model_id,
-                    record_query_text=self.record_query_text,
-                    at=p.at,
-                ),
-                [c.name for c in p.result.candidates],
-            )
-            for p in batch
-        ]
         write = self._write_batch or write_route_events
-        write(self._store, items)
+        write(self._store, [(p.event, p.candidates) for p in batch])
 
     def _run(self) -> None:
         while True:
@@ -201,7 +216,11 @@ class RouteEventWriter:
                     self._cond.wait()
                 if not self._queue and self._closed:
                     return
+                if len(self._queue) < self.batch_size and not (self._closed or self._flushing):
+                    self._cond.wait(self.linger_s)  # let a batch gather
                 n = min(self.batch_size, len(self._queue))
+                if n == 0:
+                    continue
                 batch = [self._queue.popleft() for _ in range(n)]
                 self._inflight = n
             now = time.monotonic()
@@ -233,14 +252,20 @@ class RouteEventWriter:
     def _failed(self, batch: list[_Pending], error: BaseException) -> None:
         """Drop what cannot be written any more; put the rest back, oldest first."""
         keep = []
+        final = not isinstance(error, StoreUnavailable)  # read-only, broken: never cured
         for item in batch:
-            if self.read_only or self._closed or time.monotonic() - item.first_try > self.give_up_s:
+            if (
+                final
+                or self.read_only
+                or self._closed
+                or time.monotonic() - item.first_try > self.give_up_s
+            ):
                 self.dropped += 1
                 level = logging.DEBUG if self._warned_drop else logging.WARNING
                 log.log(
                     level,
                     "telemetry: route %s was not recorded (state store %s unavailable%s: %s)",
-                    item.result.route_id,
+                    item.event.route_id,
                     self.location,
                     ", read-only" if self.read_only else "",
                     error,
