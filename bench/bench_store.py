@@ -48,6 +48,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 
 SKILLS = [f"skill-{i:02d}" for i in range(20)]
+KINDS = ("sqlite", "postgresql")
 TARGET_P95_DELTA_MS = 3.0
 MEMORY = re.compile(r"^Memory file: (.+)$", re.M)
 PHASE = re.compile(r"\| phase \d+/\d+: (\S+) \|")
@@ -79,16 +80,13 @@ class Backend:
         return cls(kind, location, schema or None, Path(tmp))
 
 
-def backends(tmp: Path, url: str) -> list[Backend]:
-    out = []
-    for kind in ("sqlite", "postgresql"):
-        folder = tmp / kind
-        folder.mkdir()
-        if kind == "sqlite":
-            out.append(Backend(kind, str(folder / "state.db"), None, folder))
-        else:
-            out.append(Backend(kind, url, f"bench_{uuid.uuid4().hex[:10]}", folder))
-    return out
+def backend(kind: str, tmp: Path, url: str, name: str) -> Backend:
+    """A fresh, empty store of ``kind`` for one measurement."""
+    folder = tmp / f"{kind}-{name}"
+    folder.mkdir()
+    if kind == "sqlite":
+        return Backend(kind, str(folder / "state.db"), None, folder)
+    return Backend(kind, url, f"bench_{name}_{uuid.uuid4().hex[:8]}", folder)
 
 
 @contextmanager
@@ -432,11 +430,14 @@ def main() -> int:
     parser.add_argument("--routes", type=int, default=1000)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--lease", type=float, default=1.0, help="lease seconds in the kill test")
-    parser.add_argument("--quick", action="store_true", help="5 s writers, 300 routes, 5 kills")
+    parser.add_argument(
+        "--quick", action="store_true", help="a short run: 5 s writers, 300 routes, 5 kills"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     args = parser.parse_args()
     if args.quick:
-        args.seconds, args.routes, args.kills = 5.0, 300, 5
+        args.seconds = min(args.seconds, 5.0)
+        args.routes, args.kills = min(args.routes, 300), min(args.kills, 5)
     from gen_skills import generate_catalogue
 
     out: dict[str, Any] = {"writers": {}, "latency": {}, "kills": {}}
@@ -444,19 +445,25 @@ def main() -> int:
         tmp = Path(tmp_s)
         catalogue = tmp / "catalogue"
         generate_catalogue(catalogue, 200, seed=0)
-        chosen = backends(tmp, url)
+        made: list[Backend] = []
+
+        def fresh(kind: str, name: str) -> Backend:
+            made.append(backend(kind, tmp, url, name))
+            return made[-1]
+
         try:
-            for b in chosen:
-                log(f"{b.kind}: {args.processes} writers x {args.seconds:g} s")
-                out["writers"][b.kind] = bench_writers(b, args.processes, args.seconds)
-            for b in chosen:
-                log(f"{b.kind}: route latency over {args.routes} routes")
-                out["latency"][b.kind] = bench_latency(b, catalogue, args.routes)
-            for b in chosen:
-                log(f"{b.kind}: kill -9 in {args.kills} runs shared by 3 workers")
-                out["kills"][b.kind] = bench_kills(b, args.kills, args.lease)
+            for kind in KINDS:
+                log(f"{kind}: {args.processes} writers x {args.seconds:g} s")
+                b = fresh(kind, "writers")
+                out["writers"][kind] = bench_writers(b, args.processes, args.seconds)
+            for kind in KINDS:
+                log(f"{kind}: route latency over {args.routes} routes")
+                out["latency"][kind] = bench_latency(fresh(kind, "latency"), catalogue, args.routes)
+            for kind in KINDS:
+                log(f"{kind}: kill -9 in {args.kills} runs shared by 3 workers")
+                out["kills"][kind] = bench_kills(fresh(kind, "kills"), args.kills, args.lease)
         finally:
-            for b in chosen:
+            for b in made:
                 if b.schema:
                     drop_schema(url, b.schema)
     lat = out["latency"]

@@ -359,9 +359,8 @@ class PostgresStore(Store):
         connection raises ``StoreUnavailable`` and the server rolls the work back."""
 
         def begin(conn: Any) -> None:
-            conn.execute("BEGIN")
-            if sync is False:
-                conn.execute("SET LOCAL synchronous_commit TO off")
+            # One round trip: the statements go as one simple query.
+            conn.execute("BEGIN; SET LOCAL synchronous_commit TO off" if sync is False else "BEGIN")
 
         raw = self._acquire(time.monotonic() + self.retry_s, begin)
         try:

@@ -134,16 +134,24 @@ def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: f
     never lose a count; rows are touched in name order, so two writers never wait on
     each other's rows in a cycle (a deadlock, on PostgreSQL).
     """
-    rows = [(name, r, s, at) for name, (r, s) in sorted(counts.items())]
-    conn.executemany(
-        "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES (?, ?, ?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET routes = skill_stats.routes + excluded.routes, "
-        "selections = skill_stats.selections + excluded.selections, "
-        "last_routed_at = CASE WHEN skill_stats.last_routed_at IS NULL "
-        "OR excluded.last_routed_at > skill_stats.last_routed_at "
-        "THEN excluded.last_routed_at ELSE skill_stats.last_routed_at END",
-        rows,
-    )
+    if not counts:
+        return
+    names = sorted(counts)
+    for start in range(0, len(names), _CHUNK // 4):
+        chunk = names[start : start + _CHUNK // 4]
+        params = [v for name in chunk for v in (name, *counts[name], at)]
+        # One statement per chunk; each name once in it (an upsert may not touch a row
+        # twice in one statement on PostgreSQL).
+        conn.execute(
+            "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES "
+            + ", ".join(["(?, ?, ?, ?)"] * len(chunk))
+            + " ON CONFLICT(name) DO UPDATE SET routes = skill_stats.routes + excluded.routes, "
+            "selections = skill_stats.selections + excluded.selections, "
+            "last_routed_at = CASE WHEN skill_stats.last_routed_at IS NULL "
+            "OR excluded.last_routed_at > skill_stats.last_routed_at "
+            "THEN excluded.last_routed_at ELSE skill_stats.last_routed_at END",
+            params,
+        )
 
 
 #: Seconds a shared store's per-skill stats are reused for routing. Route events reach
