@@ -43,7 +43,7 @@ start() {
     local bin dir port
     bin=$(pg_bin)
     dir=$(mktemp -d /tmp/skillrt-pg.XXXXXX)
-    port=${SKILLRT_PG_PORT:-54329}
+    port=${SKILLRT_PG_PORT:-$((20000 + RANDOM % 20000))}
     if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
     chmod 700 "$dir"
     echo "port=$port" >"$dir/port"
