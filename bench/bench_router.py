@@ -67,7 +67,7 @@ def baselines(root: Path, store: Store, limit: int | None) -> dict[str, tuple[fl
     single = [q for q in queries if len(q.expected) == 1]
     names = [s.qualified_name for s in skills]
     gold = np.asarray([names.index(q.expected[0]) for q in single])
-    router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm", record=False)
+    router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
     assert router.index.semantic is not None and router.index.backend is not None
     docs = router.index.semantic.doc_vectors
     qv = router.index.backend.embed_queries([q.query for q in single])
@@ -110,9 +110,7 @@ def accuracy(root: Path, cache: Path, limit: int | None) -> None:
     for name in DATASETS:
         skills = load_catalog(root / name / "skills.jsonl")
         queries = load_queries(root / name / "queries.dev.jsonl", limit=limit)
-        router = Router.from_skills(
-            skills, EVAL_CFG, store=store, backend="onnx-minilm", record=False
-        )
+        router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
         r = evaluate(router, queries)
         print(
             f"{name:11s} {len(skills):6d} {len(queries):7d} {fmt(r.top1)} {fmt(r.recall_at_3)} "

@@ -89,7 +89,6 @@ def run(name: str, root: Path, cache: Path, limit: int) -> None:
         RoutingConfig(use_stats=False, cold_start=False),
         store=store,
         backend=backend,
-        record=False,
     )
     ours.store = None
 

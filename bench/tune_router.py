@@ -40,9 +40,9 @@ except ImportError:  # run from a checkout without installing
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import load_catalog, load_queries
 from skillrt.routing.calibration import FEATURES, fit_logistic
+from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
 from skillrt.routing.text import terms
-from skillrt.routing.tokens import TOKEN_RERANK
 from skillrt.store.sqlite import Store
 
 DEFAULT_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -76,7 +76,6 @@ def collect(
         RoutingConfig(use_stats=False, cold_start=False),
         backend=backend,
         store=store,
-        record=False,
     )
     index = router.index
     vectors: list[Any] = [None] * len(queries)
@@ -126,7 +125,7 @@ def fused(
     base = mix[0] * f.doc + mix[1] * f.part + mix[2] * f.cent + lam * f.lex
     if not tok_w or f.tok is None or not len(base):
         return base
-    k = min(TOKEN_RERANK, len(base))
+    k = min(RERANK_DEPTH, len(base))
     top = np.argpartition(-base, k - 1)[:k]
     adj = np.full(len(base), float(f.tok[top].min()))
     adj[top] = f.tok[top]

@@ -53,6 +53,8 @@ class SkillRuntime:
             PostgreSQL, else ``<state_dir>/state.db``). Pass ``persist=False`` for an
             in-memory store (nothing written to disk).
         catalogs: JSONL skill catalogues to route over besides the roots' skills.
+        catalog_base: The folder a catalogue line's ``path`` is relative to (default: each
+            catalogue's own folder).
         env: Environment for prerequisite checks (``env`` items); None skips them.
     """
 
@@ -64,11 +66,13 @@ class SkillRuntime:
         store: Store | None = None,
         persist: bool = True,
         catalogs: Sequence[Path | str] = (),
+        catalog_base: Path | str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config or RuntimeConfig()
         #: JSONL skill catalogues routed alongside the roots' skills (``--catalog``).
         self.catalogs: tuple[Path, ...] = tuple(Path(c) for c in catalogs)
+        self.catalog_base = Path(catalog_base) if catalog_base is not None else None
         #: The environment prerequisite checks read (the CLI passes os.environ).
         self.env = env
         self._router: Router | None = None
@@ -434,7 +438,7 @@ class SkillRuntime:
 
             known = {s.qualified_name for s in skills}
             for path in self.catalogs:
-                report = load_catalog_report(path)
+                report = load_catalog_report(path, base=self.catalog_base)
                 for problem in report.problems:
                     warnings.warn(f"{path}: {problem.message}", RuntimeWarning, stacklevel=2)
                 for skill in report.skills:
@@ -464,7 +468,6 @@ class SkillRuntime:
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
-                record=telemetry.enabled and not self.store.background_writes,
             )
             router.store = self.store  # stats and route events: the shared state
             self._router = router
@@ -480,29 +483,47 @@ class SkillRuntime:
         candidates: Sequence[str] | None = None,
         explain: bool = False,
         surface: str | None = None,
+        record: bool | None = None,
     ) -> RouteResult:
-        """Route one query to an ActivationPlan (001 §6); records the T1 event."""
-        attrs = {"skillrt.surface": surface or "library", "skillrt.query_chars": len(query)}
+        """Route one query to an ActivationPlan (001 §6) and record its T1 event.
+
+        ``record``: write the event (default: ``telemetry.enabled``); with False the
+        caller records it (e.g. off the request path).
+        """
+        surface = surface or "library"
+        attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
         with self._span("skillrt.route", attrs) as sp:
-            writer = self._event_writer()
-            result = self.router.route(
+            router = self.router
+            result = router.route(
                 query,
                 history=history,
                 top_k=top_k,
                 candidates=candidates,
                 explain=explain,
                 surface=surface,
-                record=False if writer is not None else None,
             )
-            if writer is not None:
-                result = self._queue_event(writer, result, surface or self.router.surface)
+            telemetry = self.config.telemetry
+            if telemetry.enabled if record is None else record:
+                writer = self._event_writer()
+                if writer is not None:  # a shared store: off the request path
+                    result = self._queue_event(writer, result, surface)
+                else:
+                    from skillrt.telemetry.recording import record_result
+
+                    result = record_result(
+                        self.store,
+                        result,
+                        surface=surface,
+                        model_id=router.index.model_id,
+                        record_query_text=router.config.record_query_text,
+                    )
             sp.set_attribute("skillrt.route_id", result.route_id)
             return result
 
     def _event_writer(self) -> RouteEventWriter | None:
         """The background writer of route events, for a store written over the network
-        (None: the router writes its events itself)."""
-        if not (self.store.background_writes and self.config.telemetry.enabled):
+        (None: the event is written in the request)."""
+        if not self.store.background_writes:
             return None
         if self._events is None:
             from skillrt.telemetry.writer import RouteEventWriter
@@ -538,11 +559,13 @@ class SkillRuntime:
         *,
         limit: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        keep_outcomes: bool = False,
     ) -> EvalReport:
         """Route a labelled query set over this runtime's skills and measure it (E3).
 
         Telemetry and skill stats are off for the run (nothing is written to the store
-        but cached skill vectors).
+        but cached skill vectors). ``keep_outcomes`` keeps every query's outcome on the
+        report (``--per-query``).
         """
         import dataclasses
 
@@ -561,10 +584,9 @@ class SkillRuntime:
             store=self.store.local,
             is_enabled=self.registry.is_enabled,
             env=self.env,
-            record=False,
         )
-        router.store = None  # vectors came from the store; stats and events stay out
-        return evaluate(router, queries, progress=progress)
+        router.store = None  # vectors came from the store; stats stay out
+        return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
 
     def close(self) -> None:
         """Write the queued route events, then close the store."""

@@ -216,6 +216,50 @@ def test_eval_json_contract(
     assert code == 0 and "top-1 (ranking)" in out and "2 queries" in out
 
 
+def test_eval_over_root_folders_with_per_query_lines(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "skills"
+    for name, description, body in (
+        ("git-helper", "Version control help.", "## Rebasing\nInteractive rebase, bisect.\n"),
+        ("weather", "Forecasts for a city.", "## Rain\nPrecipitation and temperature.\n"),
+    ):
+        (root / name).mkdir(parents=True)
+        (root / name / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: {description}\n---\n{body}"
+        )
+    queries = write_jsonl(
+        tmp_path / "queries.jsonl",
+        [
+            {"query": "forecast for paris", "expected": ["weather"], "also_ok": ["git-helper"]},
+            {"query": "write a haiku", "expected": []},
+        ],
+    )
+    per_query = tmp_path / "out" / "per-query.jsonl"
+    code, data, _ = run(
+        capsys,
+        "eval",
+        "--root",
+        str(root),
+        "--queries",
+        str(queries),
+        "--backend",
+        HASHING,
+        "--per-query",
+        str(per_query),
+        "--json",
+    )
+    assert code == 0 and data["catalog_size"] == 2
+    assert data["hit_at_1"] == 1.0 and data["counts"]["queries"] == 2
+    lines = [json.loads(line) for line in per_query.read_text().splitlines()]
+    assert [line["query"] for line in lines] == ["forecast for paris", "write a haiku"]
+    assert lines[0]["also_ok"] == ["git-helper"] and lines[0]["hit_at_1"] is True
+    assert lines[1]["hit_at_1"] is None and isinstance(lines[1]["latency_ms"], float)
+
+    code, data, _ = run(capsys, "eval", "--queries", str(queries), "--json")
+    assert code == 2 and data["error"]["code"] == "E_USAGE"
+
+
 def test_eval_missing_file_is_an_error(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, data, _ = run(
         capsys, "eval", "--catalog", "nope.jsonl", "--queries", "nope.jsonl", "--json"

@@ -84,3 +84,43 @@ def test_queries_load_with_candidates_and_meta(tmp_path: Path) -> None:
     bad = write(tmp_path / "bad.jsonl", [{"query": "a", "expected": "x"}])
     with pytest.raises(CatalogError, match="expected"):
         load_queries(bad)
+
+
+def test_catalogue_path_gives_a_body_inside_the_base_only(tmp_path: Path) -> None:
+    base = tmp_path / "corpora"
+    (base / "pack" / "pdf").mkdir(parents=True)
+    (base / "pack" / "pdf" / "SKILL.md").write_text("---\nname: pdf\n---\n# PDF\n")
+    (tmp_path / "secret.md").write_text("outside")
+    catalogue = tmp_path / "data" / "skills.jsonl"
+    catalogue.parent.mkdir()
+    write(
+        catalogue,
+        [
+            {"name": "pdf", "description": "Read PDFs.", "path": "pack/pdf/SKILL.md"},
+            {"name": "escape", "description": "x", "path": "../secret.md"},
+            {"name": "gone", "description": "x", "path": "pack/none/SKILL.md"},
+            {"name": "odd", "description": "x", "path": 7},
+        ],
+    )
+    report = load_catalog_report(catalogue, base=base)
+    pdf, escape, gone, odd = report.skills
+    assert pdf.skill_file == (base / "pack" / "pdf" / "SKILL.md").resolve()
+    assert pdf.path == pdf.skill_file.parent
+    # A bad path is reported; the line still loads, without a body.
+    assert escape.skill_file is None and gone.skill_file is None and odd.skill_file is None
+    codes = [d.code for d in report.problems]
+    assert codes == ["CATALOG_PATH_OUTSIDE_BASE", "CATALOG_PATH_MISSING", "CATALOG_BAD_PATH"]
+    # Without a base, paths are relative to the catalogue's own folder.
+    assert load_catalog_report(catalogue).skills[0].skill_file is None
+
+
+def test_queries_carry_also_ok(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "q.jsonl",
+        [{"query": "a", "expected": ["x"], "also_ok": ["y", "z"], "style": "short"}],
+    )
+    (q,) = load_queries(path)
+    assert q.also_ok == ("y", "z") and q.meta == {"style": "short"}
+    bad = write(tmp_path / "bad.jsonl", [{"query": "a", "expected": ["x"], "also_ok": "y"}])
+    with pytest.raises(CatalogError, match="also_ok"):
+        load_queries(bad)

@@ -54,6 +54,23 @@ def test_metrics_exact() -> None:
     assert "outcomes" not in data and 0 <= data["no_skill_f1"] <= 1
 
 
+def test_also_ok_counts_as_a_hit_for_hit_at_k_only() -> None:
+    outcomes = [
+        QueryOutcome("q", ("a",), ("b",), ("b", "a"), 1.0, also_ok=("b",)),
+        QueryOutcome("q", ("a",), ("c",), ("c", "d", "b"), 1.0, also_ok=("b",)),
+        QueryOutcome("q", ("a",), (), ("c", "d", "e", "f", "g", "b"), 1.0, also_ok=("b",)),
+    ]
+    r = summarise(outcomes)
+    assert r.recall_at_1 == 0.0 and r.recall_at_3 == 1 / 3  # strict: the expected skill only
+    assert r.hit_at_1 == 1 / 3 and r.hit_at_3 == 2 / 3 and r.hit_at_5 == 2 / 3
+    assert r.selected_accuracy == 1 / 3  # an also_ok skill selected is right
+    # An also_ok answer is not a confusion.
+    assert {(c.expected, c.predicted) for c in r.confusion} == {("a", "c"), ("a", "(none)")}
+    line = outcomes[1].to_dict()
+    assert line["also_ok"] == ["b"] and line["hit_at_1"] is False
+    assert set(line) >= {"query", "expected", "ranking", "scores", "selected", "latency_ms"}
+
+
 def test_metrics_without_a_category_are_none() -> None:
     r = summarise([outcome(["a"], ["a"], ["a"])])
     assert r.set_precision is None and r.no_skill_recall is None and r.no_skill_f1 is None
@@ -66,9 +83,7 @@ def test_percentile() -> None:
 
 
 def test_evaluate_routes_within_candidates() -> None:
-    router = Router.from_skills(
-        catalogue(), RoutingConfig(use_stats=False), backend="hashing", record=False
-    )
+    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
     queries = [
         LabelledQuery("do a code review of my pull request", ("code-review",)),
         LabelledQuery("rebase my branch with git", ("git-helper",), ("git-helper", "code-review")),

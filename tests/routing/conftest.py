@@ -77,3 +77,26 @@ def catalogue() -> list[Skill]:
             triggers=["weather forecast"],
         ),
     ]
+
+
+class RecordingRouter:
+    """A router whose every route is recorded the way the facade records it."""
+
+    def __init__(self, router: Any) -> None:
+        self.router = router
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.router, name)
+
+    def route(self, query: str, **kwargs: Any) -> Any:
+        from skillrt.telemetry.recording import record_result
+
+        router = self.router
+        result = router.route(query, **kwargs)
+        return record_result(
+            router.store,
+            result,
+            surface=kwargs.get("surface") or router.surface,
+            model_id=router.index.model_id,
+            record_query_text=router.config.record_query_text,
+        )

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from skillrt.routing.planner import Choice, build_plan, estimate_cost
+from skillrt.routing.candidate import Candidate
+from skillrt.routing.planner import build_plan, estimate_cost
 
 
-def choice(idx: int, total: float, **kw) -> Choice:  # type: ignore[no-untyped-def]
+def choice(idx: int, total: float, **kw) -> Candidate:  # type: ignore[no-untyped-def]
     kw.setdefault("cost_hint", "medium")
     kw.setdefault("parallel_safe", False)
     kw.setdefault("success_rate", 0.5)
     kw.setdefault("eligible", total >= 0.65)
-    return Choice(idx=idx, name=f"s{idx}", total=total, **kw)
+    return Candidate(idx=idx, name=f"s{idx}", total=total, **kw)
 
 
 def plan(choices, n_clauses=1, max_parallel=2, overlaps=None, conflicts=None):  # type: ignore[no-untyped-def]

@@ -21,7 +21,7 @@ from skillrt.telemetry.events import (
 )
 from skillrt.telemetry.stats import skill_stats
 
-from .conftest import catalogue
+from .conftest import RecordingRouter, catalogue
 
 T1_COLUMNS = {
     "route_id",
@@ -45,11 +45,13 @@ T1_COLUMNS = {
 }
 
 
-def make_router(store: Store, **changes: object) -> Router:
+def make_router(store: Store, **changes: object) -> RecordingRouter:
     import dataclasses
 
     cfg = dataclasses.replace(RoutingConfig(), **changes)  # type: ignore[arg-type]
-    return Router.from_skills(catalogue(), cfg, store=store, backend="hashing", surface="cli")
+    return RecordingRouter(
+        Router.from_skills(catalogue(), cfg, store=store, backend="hashing", surface="cli")
+    )
 
 
 def test_every_route_writes_all_t1_fields(tmp_path: Path) -> None:

@@ -13,13 +13,12 @@ from skillrt.config import RoutingConfig
 from skillrt.routing.router import Router
 from skillrt.store.sqlite import MEMORY, Store
 
-from .conftest import SkillMaker, catalogue, make
+from .conftest import RecordingRouter, SkillMaker, catalogue, make
 
 CFG = RoutingConfig(use_stats=False)
 
 
 def router(skills=None, config: RoutingConfig = CFG, **kwargs) -> Router:  # type: ignore[no-untyped-def]
-    kwargs.setdefault("record", False)
     return Router.from_skills(skills or catalogue(), config, backend="hashing", **kwargs)
 
 
@@ -195,7 +194,7 @@ def test_follow_up_uses_history() -> None:
 
 
 def test_lexical_only_mode_routes() -> None:
-    r = Router.from_skills(catalogue(), CFG, backend=None, record=False)
+    r = Router.from_skills(catalogue(), CFG, backend=None)
     result = r.route("rebase my branch with git and fix merge conflicts")
     assert result.plan.names == ("git-helper",)
     assert r.index.semantic is None
@@ -210,14 +209,18 @@ def test_weights_are_configurable() -> None:
 
 
 def test_route_records_nothing_without_store() -> None:
-    result = Router.from_skills(catalogue(), CFG, backend="hashing").route("code review")
+    result = RecordingRouter(Router.from_skills(catalogue(), CFG, backend="hashing")).route(
+        "code review"
+    )
     assert result.events and result.events[0]["recorded"] is False
 
 
-def test_store_backed_router_uses_memory_store() -> None:
+def test_the_router_itself_never_records() -> None:
     store = Store(MEMORY)
-    r = router(store=store, record=True)
-    result = r.route("code review my PR")
+    result = router(store=store).route("code review my PR")
+    assert result.events == ()
+    assert store.connection().execute("SELECT COUNT(*) FROM route_events").fetchone()[0] == 0
+    result = RecordingRouter(router(store=store)).route("code review my PR")
     assert result.events[0]["recorded"] is True
     store.close()
 
@@ -242,7 +245,7 @@ def test_odd_queries_route_without_error(query: str) -> None:
 
 def test_empty_catalogue_gives_no_skill() -> None:
     for backend in ("hashing", None):
-        r = Router.from_skills([], CFG, backend=backend, record=False)
+        r = Router.from_skills([], CFG, backend=backend)
         result = r.route("code review")
         assert result.plan.no_skill and result.candidates == ()
         assert "no candidate was recalled" in result.routing_reason

@@ -15,7 +15,7 @@ from skillrt.routing.scoring import NEUTRAL, Terms, cold_start_factor, combine, 
 from skillrt.store.sqlite import MEMORY, Store
 from skillrt.telemetry.stats import record_execution, skill_stats
 
-from .conftest import catalogue
+from .conftest import RecordingRouter, catalogue
 
 CFG = RoutingConfig()
 
@@ -111,9 +111,9 @@ def test_fit_logistic_recovers_a_known_model() -> None:
     assert np.allclose(beta, [0.5, 2.0, -1.0], atol=0.2)
 
 
-def _router(store: Store, **changes: object) -> Router:
+def _router(store: Store, **changes: object) -> RecordingRouter:
     cfg = dataclasses.replace(RoutingConfig(), **changes)  # type: ignore[arg-type]
-    return Router.from_skills(catalogue(), cfg, store=store, backend="hashing", record=True)
+    return RecordingRouter(Router.from_skills(catalogue(), cfg, store=store, backend="hashing"))
 
 
 def test_stats_feed_success_rate() -> None:

@@ -18,8 +18,10 @@ from skillrt.routing.calibration import model_for
 from skillrt.routing.embeddings import HashingBackend, OnnxMiniLMBackend, get_backend
 from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
 from skillrt.routing.embeddings.onnx_minilm import FUNCTION_WORDS
-from skillrt.routing.router import Router, _token_rerank
-from skillrt.routing.tokens import TOKEN_RERANK, TokenCache, TokenIndex, quantise, token_texts
+from skillrt.routing.rerank import RERANK_DEPTH as TOKEN_RERANK
+from skillrt.routing.rerank import RerankQuery, TokenReranker, apply_rerank
+from skillrt.routing.router import Router
+from skillrt.routing.tokens import TokenCache, TokenIndex, quantise, token_texts
 from skillrt.store.sqlite import Store
 
 from .conftest import catalogue, make
@@ -176,7 +178,9 @@ def test_rerank_adds_the_weighted_score_to_the_best_few_and_the_floor_to_the_res
     fused = np.linspace(1.0, 0.0, n).astype(np.float32)  # row 0 best
     rows = np.arange(n, dtype=np.int64)
     query = _unit(rng, 4)
-    out, per_row = _token_rerank(index, query, rows, fused, 0.5)
+    applied = apply_rerank(TokenReranker(index), RerankQuery("q", None, query), rows, fused, 0.5)
+    assert applied is not None
+    out, per_row = applied
     scores = index.score(query, rows[:TOKEN_RERANK])
     np.testing.assert_allclose(per_row[:TOKEN_RERANK], scores, atol=1e-6)  # same arithmetic
     assert np.isnan(per_row[TOKEN_RERANK:]).all()
@@ -190,7 +194,7 @@ def test_rerank_adds_the_weighted_score_to_the_best_few_and_the_floor_to_the_res
 def test_router_reports_token_scores_and_uses_the_token_model() -> None:
     # The hashing backend has no fitted token model: give it a token weight.
     config = RoutingConfig(use_stats=False, options={"score_model": {"token_weight": 0.5}})
-    router = Router.from_skills(catalogue(), config, backend=TokenHashing(), record=False)
+    router = Router.from_skills(catalogue(), config, backend=TokenHashing())
     assert router.index.tokens is not None
     result = router.route("please do a code review of my pull request", explain=True)
     best = result.candidates[0]
@@ -200,7 +204,6 @@ def test_router_reports_token_scores_and_uses_the_token_model() -> None:
         catalogue(),
         dataclasses.replace(config, token_match_max_texts=0),
         backend=TokenHashing(),
-        record=False,
     )
     assert off.index.tokens is None
     signals = off.route("please do a code review of my pull request", explain=True)
@@ -259,9 +262,7 @@ def test_token_matching_ranks_the_skill_with_the_requests_words(
         make("travel-planner", "Plan trips: itineraries, sights and travel tips for a city."),
         make("flight-booker", "Search and book airline flights between airports."),
     ]
-    router = Router.from_skills(
-        skills, RoutingConfig(use_stats=False), backend=minilm, record=False
-    )
+    router = Router.from_skills(skills, RoutingConfig(use_stats=False), backend=minilm)
     result = router.route("book me a flight to Tokyo", explain=True)
     scores = {c.name: c.score.signals.get("tokens") for c in result.candidates}
     assert result.candidates[0].name == "flight-booker"
@@ -328,7 +329,7 @@ def test_an_export_that_pools_itself_routes_without_token_matching(tmp_path: Pat
     router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend=backend)
     assert router.index.tokens is None
     multi = "review this pull request for bugs and then write the release notes for version 2"
-    result = router.route(multi, record=False)
+    result = router.route(multi)
     assert result.plan.names  # clauses still get their own vectors, one text each
     encoded = backend.encode_query(multi, [(0, 30), (40, len(multi))])
     assert encoded.tokens is None and encoded.parts.shape == (2, backend.dim)
@@ -370,8 +371,8 @@ def test_a_given_query_vector_scores_like_a_plain_route(minilm: OnnxMiniLMBacken
     router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend=minilm)
     assert router.index.tokens is not None
     query = "please review my pull request for security bugs"
-    plain = router.route(query, record=False)
-    given = router.route(query, record=False, query_vector=minilm.embed_query(query))
+    plain = router.route(query)
+    given = router.route(query, query_vector=minilm.embed_query(query))
     assert [c.name for c in given.candidates] == [c.name for c in plain.candidates]
     for a, b in zip(given.candidates, plain.candidates, strict=True):
         assert a.score.total == pytest.approx(b.score.total, abs=1e-6)

@@ -62,7 +62,6 @@ def recorded(tmp_path: Path, make_skill: Callable[..., Path]) -> dict[str, Any]:
         store=store,
         backend=None,
         routing_for=gray.routing_for,
-        record=False,
     )
     ids: dict[str, list[str]] = {"review": [], "commit": [], "none": []}
     for i in range(12):

@@ -25,7 +25,7 @@ def routes(tmp_path: Path, make_skill: Callable[..., Path]) -> Callable[[int], l
         make_skill("commit-messages", description="Write commit messages from a diff."),
     ]
     skills = [read_skill(d) for d in dirs]
-    router = Router.from_skills(skills, RoutingConfig(), store=None, backend=None, record=False)
+    router = Router.from_skills(skills, RoutingConfig(), store=None, backend=None)
 
     def make(n: int) -> list[RouteResult]:
         return [router.route(f"review my pr number {i}") for i in range(n)]

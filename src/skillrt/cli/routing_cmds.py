@@ -52,15 +52,27 @@ def register(
     p = sub.add_parser(
         "eval",
         parents=[common],
-        help="route a labelled query set against a JSONL catalogue and report accuracy",
+        help="route a labelled query set against skills (folders or JSONL) and report accuracy",
         description="Route every query of a labelled JSONL set (within its 'candidates' "
-        "when given) and report top-1, recall@k, set precision/recall, no-skill "
-        "precision/recall/F1, latency and the most frequent confusions. Nothing is "
+        "when given) over the skills of --root folders and/or a --catalog JSONL file, and "
+        "report top-1, hit@k (with each query's also_ok), recall@k, set precision/recall, "
+        "no-skill precision/recall/F1, latency and the most frequent confusions. Nothing is "
         "recorded: the store is in memory unless --state is given (then it only caches "
-        "skill vectors).",
+        "skill vectors and sections).",
     )
-    p.add_argument("--catalog", required=True, metavar="FILE", help="skills.jsonl")
+    p.add_argument("--catalog", metavar="FILE", help="skills.jsonl (optional with --root)")
+    p.add_argument(
+        "--base",
+        metavar="DIR",
+        help="folder a catalogue line's 'path' is relative to (default: the catalogue's folder)",
+    )
     p.add_argument("--queries", required=True, metavar="FILE", help="queries.*.jsonl")
+    p.add_argument(
+        "--per-query",
+        metavar="FILE",
+        help="write one JSON line per query (query, expected, also_ok, ranking, scores, "
+        "selected, latency)",
+    )
     p.add_argument("--limit", type=int, metavar="N", help="only the first N queries")
     p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
     p.add_argument("--threshold", type=float, metavar="T", help="selection threshold override")
@@ -222,18 +234,44 @@ def cmd_eval(ctx: CliContext) -> int:
         if not 0.0 <= args.threshold <= 1.0:
             raise UsageError("--threshold must be within 0..1", threshold=args.threshold)
         changes["selection_threshold"] = args.threshold
+    roots = getattr(args, "root", None)
+    if not args.catalog and not roots:
+        raise UsageError("eval needs --catalog FILE, --root DIR, or both")
     config = _routing_config(ctx, **changes)
-    # Only the catalogue is routed over: no roots, no conventional folders.
+    # Only the catalogue and the given roots are routed over: no conventional folders.
     config = config.replace_section(
         discovery=dataclasses.replace(DiscoveryConfig(), conventional_roots=False)
     )
     state = getattr(args, "state", None)
     store = open_store(config) if state else open_location(MEMORY)
-    runtime = SkillRuntime(config, store=store, catalogs=[args.catalog])
+    runtime = SkillRuntime(
+        config,
+        roots=[Path(r).resolve() for r in roots] if roots else [],
+        store=store,
+        catalogs=[args.catalog] if args.catalog else [],
+        catalog_base=args.base,
+    )
     ctx._runtime = runtime
-    report = runtime.eval(Path(args.queries), limit=args.limit, progress=_Progress())
-    ctx.emit(report, lambda: render_eval(report, args.catalog, args.queries))
+    report = runtime.eval(
+        Path(args.queries),
+        limit=args.limit,
+        progress=_Progress(),
+        keep_outcomes=bool(args.per_query),
+    )
+    if args.per_query:
+        _write_per_query(Path(args.per_query), report)
+    source = args.catalog or ", ".join(roots or ())
+    ctx.emit(report, lambda: render_eval(report, source, args.queries))
     return 0
+
+
+def _write_per_query(path: Path, report: EvalReport) -> None:
+    import json
+
+    from skillrt.atomic import atomic_write_text
+
+    lines = [json.dumps(o.to_dict(), ensure_ascii=False) for o in report.outcomes]
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 
 def _pct(value: float | None) -> str:
@@ -253,6 +291,11 @@ def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
     ]
     rows = [
         ["top-1 (ranking)", _pct(report.top1), f"macro {_pct(report.macro_top1)}"],
+        [
+            "hit@1 / @3 / @5",
+            f"{_pct(report.hit_at_1)} / {_pct(report.hit_at_3)} / {_pct(report.hit_at_5)}",
+            "expected or an also_ok skill ranked within k",
+        ],
         ["recall@3", _pct(report.recall_at_3), ""],
         ["recall@5", _pct(report.recall_at_5), ""],
         ["selected accuracy", _pct(report.selected_accuracy), "primary selected skill == expected"],

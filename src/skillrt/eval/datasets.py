@@ -1,20 +1,25 @@
 """Labelled routing data: JSONL skill catalogues and JSONL query sets (SPEC E3).
 
 A catalogue line is a skill: ``{"name", "description", "examples"?, "triggers"?,
-"anti_triggers"?, "cost_hint"?, "prerequisites"?, "parallel_safe"?, ...}`` — the same
-keys as SKILL.md frontmatter, built with the same code
-(:func:`skillrt.skills.reader.build_skill`, source ``"catalog"``). A catalogue is a
-first-class skill source: ``skillrt route --catalog FILE`` routes over it.
+"anti_triggers"?, "cost_hint"?, "prerequisites"?, "parallel_safe"?, "path"?, ...}`` —
+the same keys as SKILL.md frontmatter, built with the same code
+(:func:`skillrt.skills.reader.build_skill`, source ``"catalog"``). ``path`` names the
+skill's SKILL.md relative to a base folder (by default the catalogue's own folder): the
+skill then has a body (the router reads it, the loader serves it) and its folder is the
+SKILL.md's folder. A path that leaves the base folder, or names no file, is reported and
+the line kept without a body. A catalogue is a first-class skill source:
+``skillrt route --catalog FILE`` routes over it.
 
-A query line is ``{"query", "expected": [names], "candidates"?: [names], ...}``;
-``expected: []`` means no skill should fire. Other keys are kept in ``meta``.
+A query line is ``{"query", "expected": [names], "also_ok"?: [names], "candidates"?:
+[names], ...}``; ``expected: []`` means no skill should fire; ``also_ok`` names skills
+that are equally right answers. Other keys are kept in ``meta``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +38,7 @@ __all__ = [
 ]
 
 MAX_LINE_BYTES = 1_000_000
+_QUERY_KEYS = ("query", "expected", "candidates", "also_ok")
 
 
 class CatalogError(SkillrtError):
@@ -47,6 +53,8 @@ class LabelledQuery:
     expected: tuple[str, ...]
     candidates: tuple[str, ...] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    #: Skills that are equally right answers (a hit on one counts as a hit).
+    also_ok: tuple[str, ...] = ()
 
     @property
     def no_skill(self) -> bool:
@@ -74,9 +82,33 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             raise CatalogError(f"{path} is not UTF-8 text", path=str(path)) from exc
 
 
-def load_catalog_report(path: Path | str) -> CatalogReport:
-    """Every valid skill of a JSONL catalogue plus a diagnostic per skipped line."""
+def _skill_file(
+    value: object, base: Path, number: int, problem: Callable[[int, str, str], None]
+) -> Path | None:
+    """The SKILL.md a line's ``path`` names, inside ``base`` (None, reported, otherwise)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip() or "\x00" in value:
+        problem(number, "CATALOG_BAD_PATH", "'path' must be a relative file path")
+        return None
+    target = (base / value).resolve()
+    if not target.is_relative_to(base):
+        problem(number, "CATALOG_PATH_OUTSIDE_BASE", f"'path' {value!r} leaves {base}")
+        return None
+    if not target.is_file():
+        problem(number, "CATALOG_PATH_MISSING", f"'path' {value!r}: no such file under {base}")
+        return None
+    return target
+
+
+def load_catalog_report(path: Path | str, *, base: Path | str | None = None) -> CatalogReport:
+    """Every valid skill of a JSONL catalogue plus a diagnostic per skipped line.
+
+    ``base`` is the folder a line's ``path`` is relative to (default: the catalogue's
+    folder). A bad ``path`` is reported; the line still loads, without a body.
+    """
     path = Path(path)
+    base_dir = Path(base).resolve() if base is not None else path.parent.resolve()
     skills: list[Skill] = []
     problems: list[Diagnostic] = []
     seen: set[str] = set()
@@ -114,16 +146,17 @@ def load_catalog_report(path: Path | str) -> CatalogReport:
             problem(number, "CATALOG_DUPLICATE", f"duplicate skill '{qualified}' skipped")
             continue
         seen.add(qualified)
+        skill_file = _skill_file(data.get("path"), base_dir, number, problem)
         skills.append(
             build_skill(
                 data,
                 name=bare,
                 description=description.strip(),
-                path=folder,
-                skill_file=None,
+                path=skill_file.parent if skill_file is not None else folder,
+                skill_file=skill_file,
                 namespace=namespace,
                 source="catalog",
-                root=folder,
+                root=base_dir if skill_file is not None else folder,
                 content_hash=hashlib.sha256(line.strip().encode("utf-8")).hexdigest(),
                 diagnostics=(),
             )
@@ -131,9 +164,9 @@ def load_catalog_report(path: Path | str) -> CatalogReport:
     return CatalogReport(tuple(skills), tuple(problems))
 
 
-def load_catalog(path: Path | str) -> list[Skill]:
+def load_catalog(path: Path | str, *, base: Path | str | None = None) -> list[Skill]:
     """The skills of a JSONL catalogue (bad lines are skipped; see load_catalog_report)."""
-    return list(load_catalog_report(path).skills)
+    return list(load_catalog_report(path, base=base).skills)
 
 
 def load_queries(path: Path | str, *, limit: int | None = None) -> list[LabelledQuery]:
@@ -160,22 +193,26 @@ def load_queries(path: Path | str, *, limit: int | None = None) -> list[Labelled
                 path=str(path),
                 line=number,
             )
-        cands = data.get("candidates")
-        if cands is not None and (
-            not isinstance(cands, list) or not all(isinstance(c, str) for c in cands)
-        ):
-            raise CatalogError(
-                f"{path}:{number}: 'candidates' must be a list of names",
-                path=str(path),
-                line=number,
-            )
-        meta = {k: v for k, v in data.items() if k not in ("query", "expected", "candidates")}
+        lists: dict[str, tuple[str, ...] | None] = {}
+        for key in ("candidates", "also_ok"):
+            value = data.get(key)
+            if value is not None and (
+                not isinstance(value, list) or not all(isinstance(c, str) for c in value)
+            ):
+                raise CatalogError(
+                    f"{path}:{number}: '{key}' must be a list of names",
+                    path=str(path),
+                    line=number,
+                )
+            lists[key] = None if value is None else tuple(value)
+        meta = {k: v for k, v in data.items() if k not in _QUERY_KEYS}
         out.append(
             LabelledQuery(
                 query=data["query"],
                 expected=tuple(expected),
-                candidates=None if cands is None else tuple(cands),
+                candidates=lists["candidates"],
                 meta=meta,
+                also_ok=lists["also_ok"] or (),
             )
         )
     return out

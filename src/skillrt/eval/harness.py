@@ -5,9 +5,13 @@ Metrics (fractions in 0..1):
 * ``top1`` / ``recall_at_k``: on queries with exactly one expected skill, whether it
   is the first / among the first k candidates of the router's ranking (threshold-free:
   how well the router *ranks*). ``macro_top1`` averages ``top1`` per expected skill.
+* ``hit_at_1`` / ``hit_at_3`` / ``hit_at_5``: the same, where the expected skill *or
+  any of the query's* ``also_ok`` skills counts as a hit (equal to ``recall_at_k`` on
+  data without ``also_ok``).
 * ``selected_accuracy``: on the same queries, whether the plan's primary skill (its
-  best-scored selected skill) is the expected one (a "no skill" answer counts as
-  wrong): ranking *and* the threshold. This is CLINC150's "in-scope accuracy".
+  best-scored selected skill) is the expected one, or one of its ``also_ok`` (a "no
+  skill" answer counts as wrong): ranking *and* the threshold. This is CLINC150's
+  "in-scope accuracy".
 * ``set_precision`` / ``set_recall`` / ``set_f1`` (micro): plan vs expected set on
   queries with several expected skills; ``multi_recall_at_5`` / ``multi_recall_at_10``:
   share of their expected skills in the first 5 / 10 candidates.
@@ -39,15 +43,40 @@ __all__ = ["EvalReport", "QueryOutcome", "evaluate", "percentile"]
 Progress = Callable[[int, int], None]
 EMBED_BATCH = 64
 CONFUSION_TOP = 10
+#: Candidates kept per outcome (recall@10 needs ten).
+RANKING_KEPT = 10
 
 
 @dataclass(frozen=True)
 class QueryOutcome:
+    """One routed query: what was expected, what the router ranked and selected."""
+
     query: str
     expected: tuple[str, ...]
     selected: tuple[str, ...]
     ranking: tuple[str, ...]
     latency_ms: float
+    also_ok: tuple[str, ...] = ()
+    #: Each ranked candidate's total score, aligned with ``ranking``.
+    scores: tuple[float, ...] = ()
+
+    def hit_at(self, k: int) -> bool:
+        """The expected skill (or an ``also_ok`` one) is among the first ``k`` ranked."""
+        right = {*self.expected, *self.also_ok}
+        return any(name in right for name in self.ranking[:k])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--per-query`` line: every field, so a person can read each miss."""
+        return {
+            "query": self.query,
+            "expected": list(self.expected),
+            "also_ok": list(self.also_ok),
+            "ranking": list(self.ranking),
+            "scores": [round(s, 4) for s in self.scores],
+            "selected": list(self.selected),
+            "hit_at_1": self.hit_at(1) if self.expected else None,
+            "latency_ms": round(self.latency_ms, 3),
+        }
 
 
 @dataclass(frozen=True)
@@ -65,6 +94,9 @@ class EvalReport:
     recall_at_1: float | None
     recall_at_3: float | None
     recall_at_5: float | None
+    hit_at_1: float | None
+    hit_at_3: float | None
+    hit_at_5: float | None
     macro_top1: float | None
     selected_accuracy: float | None
     set_precision: float | None
@@ -143,21 +175,22 @@ def evaluate(
 
     outcomes: list[QueryOutcome] = []
     for n, q in enumerate(queries):
-        result = route_fn(
-            q.query, candidates=q.candidates, query_vector=vectors[n], record=False, surface="eval"
-        )
+        result = route_fn(q.query, candidates=q.candidates, query_vector=vectors[n], surface="eval")
         # The primary selected skill (best score) first; the rest in plan order.
         names = result.plan.names
         if len(names) > 1:
             best = max(result.plan.skills, key=lambda s: s.score).name
             names = (best, *(n for n in names if n != best))
+        ranked = result.candidates[:RANKING_KEPT]
         outcomes.append(
             QueryOutcome(
                 query=q.query,
                 expected=q.expected,
                 selected=names,
-                ranking=tuple(c.name for c in result.candidates[:10]),
+                ranking=tuple(c.name for c in ranked),
                 latency_ms=result.latency_ms,
+                also_ok=q.also_ok,
+                scores=tuple(c.score.total for c in ranked),
             )
         )
         if progress is not None:
@@ -189,15 +222,17 @@ def summarise(
     none = [o for o in outcomes if not o.expected]
 
     hits = {1: 0, 3: 0, 5: 0}
+    lenient = {1: 0, 3: 0, 5: 0}
     selected_ok = 0
     per_skill: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for o in single:
         e = o.expected[0]
         for k in hits:
             hits[k] += e in o.ranking[:k]
+            lenient[k] += o.hit_at(k)
         per_skill[e][0] += bool(o.ranking[:1] == (e,))
         per_skill[e][1] += 1
-        selected_ok += bool(o.selected[:1] == (e,))
+        selected_ok += bool(o.selected) and o.selected[0] in (e, *o.also_ok)
 
     inter = pred = gold = 0
     recall5: list[float] = []
@@ -223,7 +258,7 @@ def summarise(
             continue
         e = o.expected[0] if o.expected else "(none)"
         p = o.selected[0] if o.selected else "(none)"
-        if e != p:
+        if e != p and p not in o.also_ok:
             confusion[(e, p)] += 1
 
     latencies = [o.latency_ms for o in outcomes]
@@ -233,6 +268,9 @@ def summarise(
         recall_at_1=_ratio(hits[1], n_single),
         recall_at_3=_ratio(hits[3], n_single),
         recall_at_5=_ratio(hits[5], n_single),
+        hit_at_1=_ratio(lenient[1], n_single),
+        hit_at_3=_ratio(lenient[3], n_single),
+        hit_at_5=_ratio(lenient[5], n_single),
         macro_top1=(
             statistics.fmean(ok / total for ok, total in per_skill.values()) if per_skill else None
         ),

@@ -339,23 +339,19 @@ class SkillService:
             )
         return fn  # type: ignore[no-any-return]
 
-    def _route(self, query: str, *, record: bool) -> Any:
-        """Route through the runtime's router (``record=False``: the caller records)."""
-        self._require("route")
-        router = self.runtime.router
-        return router.route(query, surface="mcp", record=record)
+    def _route(self, query: str, *, record: bool | None = None) -> Any:
+        """Route through the facade (``record=False``: the caller records)."""
+        route = self._require("route")
+        return route(query, surface="mcp", record=record)
 
     def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
         query = args["query"]
-        attrs = {"skillrt.surface": "mcp", "skillrt.query_chars": len(query)}
-        # The router is called directly (to record off the request path): span it here.
-        with span("skillrt.route", attrs, enabled=self.runtime.config.telemetry.otel) as sp:
-            if self.events is not None:
-                result = self._route(query, record=False)
-                self.events.submit(result, surface="mcp", model_id=self._model_id())
-            else:
-                result = self._route(query, record=self.runtime.config.telemetry.enabled)
-            sp.set_attribute("skillrt.route_id", result.route_id)
+        if self.events is not None:
+            # Recorded off the request path by the background writer.
+            result = self._route(query, record=False)
+            self.events.submit(result, surface="mcp", model_id=self._model_id())
+        else:
+            result = self._route(query)
         data = to_jsonable(result)
         return ToolOutcome(json.dumps(route_summary(data), ensure_ascii=False), data)
 

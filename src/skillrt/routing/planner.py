@@ -20,11 +20,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from skillrt.routing.candidate import Candidate
 from skillrt.routing.plan import ActivationPlan, PlannedSkill
 
-__all__ = ["Choice", "PlanOutcome", "build_plan", "estimate_cost"]
+__all__ = ["PlanOutcome", "build_plan", "estimate_cost"]
 
 TIE_EPSILON = 0.05
 #: A candidate within this much under the threshold may still be a fallback.
@@ -34,41 +35,16 @@ _COST_RANK = {"low": 0, "medium": 1, "high": 2}
 _COST_POINTS = {"low": 1, "medium": 2, "high": 3}
 
 
-@dataclass
-class Choice:
-    """A candidate as the planner sees it."""
-
-    idx: int
-    name: str
-    total: float
-    cost_hint: str
-    parallel_safe: bool
-    success_rate: float
-    forced: bool = False
-    #: Passed the threshold and every safety check (or is forced and safe).
-    eligible: bool = False
-    #: Blocked by safety or the user's words: never selected, never a fallback.
-    blocked: bool = False
-    #: Clause-level totals (one per clause; a single-clause query has one entry).
-    clause_totals: list[float] = field(default_factory=list)
-    #: For a forced skill: the clause whose words named it (-1: the whole query).
-    forced_clause: int = -1
-    #: Raw fused evidence for the whole query (orders candidates whose totals tie).
-    fused: float = 0.0
-    #: Total judged on the whole query alone (``total`` may come from one clause).
-    query_total: float = 0.0
-
-
 @dataclass(frozen=True)
 class PlanOutcome:
     plan: ActivationPlan
     #: idx -> (status, reason) for eligible candidates that were not selected.
     covered: dict[int, tuple[str, str]]
-    #: Selected choices, in execution order.
-    selected: tuple[Choice, ...]
+    #: Selected candidates, in execution order.
+    selected: tuple[Candidate, ...]
 
 
-def _tie_pick(pool: Sequence[Choice], key_total: Callable[[Choice], float]) -> Choice:
+def _tie_pick(pool: Sequence[Candidate], key_total: Callable[[Candidate], float]) -> Candidate:
     best_total = max(key_total(c) for c in pool)
     tied = [c for c in pool if key_total(c) >= best_total - TIE_EPSILON]
     return min(
@@ -77,7 +53,7 @@ def _tie_pick(pool: Sequence[Choice], key_total: Callable[[Choice], float]) -> C
     )
 
 
-def estimate_cost(skills: Sequence[Choice]) -> str:
+def estimate_cost(skills: Sequence[Candidate]) -> str:
     """``none`` / ``low`` / ``medium`` / ``high`` from the summed cost hints."""
     if not skills:
         return "none"
@@ -86,7 +62,7 @@ def estimate_cost(skills: Sequence[Choice]) -> str:
 
 
 def build_plan(
-    choices: Sequence[Choice],
+    candidates: Sequence[Candidate],
     *,
     n_clauses: int,
     threshold: float,
@@ -96,11 +72,11 @@ def build_plan(
 ) -> PlanOutcome:
     """Select a minimal covering set and lay it out as a plan."""
     n_clauses = max(1, n_clauses)
-    selected: list[Choice] = []
+    selected: list[Candidate] = []
     covered_by: dict[int, str] = {}
     uncovered = set(range(n_clauses))
 
-    for c in choices:
+    for c in candidates:
         if c.forced and c.eligible and not c.blocked:
             selected.append(c)
             clause = c.forced_clause if 0 <= c.forced_clause < n_clauses else None
@@ -109,7 +85,7 @@ def build_plan(
                 hit = {0}
             uncovered -= hit
 
-    pool = [c for c in choices if c.eligible and not c.blocked and not c.forced]
+    pool = [c for c in candidates if c.eligible and not c.blocked and not c.forced]
     while uncovered and pool:
         coverage = {c.idx: _covers(c, threshold, n_clauses) & uncovered for c in pool}
         useful = [c for c in pool if coverage[c.idx]]
@@ -130,7 +106,7 @@ def build_plan(
 
     chosen = {c.idx for c in selected}
     covered: dict[int, tuple[str, str]] = {}
-    for c in choices:
+    for c in candidates:
         if c.eligible and not c.blocked and c.idx not in chosen:
             other = covered_by.get(c.idx)
             if other is not None:
@@ -143,7 +119,7 @@ def build_plan(
 
     ordered = _order(selected, threshold, n_clauses)
     groups = _groups(ordered, max_parallel, conflicts)
-    fallback = _fallback_path(ordered, choices, threshold, n_clauses)
+    fallback = _fallback_path(ordered, candidates, threshold, n_clauses)
     plan = ActivationPlan(
         skills=tuple(
             PlannedSkill(
@@ -162,20 +138,20 @@ def build_plan(
     return PlanOutcome(plan=plan, covered=covered, selected=tuple(ordered))
 
 
-def _covers(c: Choice, threshold: float, n_clauses: int) -> set[int]:
+def _covers(c: Candidate, threshold: float, n_clauses: int) -> set[int]:
     if n_clauses == 1:
         return {0} if c.eligible else set()
     return {k for k, t in enumerate(c.clause_totals[:n_clauses]) if t >= threshold}
 
 
-def _first_clause(c: Choice, threshold: float, n_clauses: int) -> int:
+def _first_clause(c: Candidate, threshold: float, n_clauses: int) -> int:
     if c.forced and c.forced_clause >= 0:
         return c.forced_clause
     hit = sorted(_covers(c, threshold, n_clauses))
     return hit[0] if hit else n_clauses
 
 
-def _order(selected: Sequence[Choice], threshold: float, n_clauses: int) -> list[Choice]:
+def _order(selected: Sequence[Candidate], threshold: float, n_clauses: int) -> list[Candidate]:
     # Forced skills first (the user named them), then in the order the query asks.
     return sorted(
         selected,
@@ -184,9 +160,9 @@ def _order(selected: Sequence[Choice], threshold: float, n_clauses: int) -> list
 
 
 def _groups(
-    ordered: Sequence[Choice], max_parallel: int, conflicts: Callable[[int, int], bool]
+    ordered: Sequence[Candidate], max_parallel: int, conflicts: Callable[[int, int], bool]
 ) -> tuple[tuple[str, ...], ...]:
-    groups: list[list[Choice]] = []
+    groups: list[list[Candidate]] = []
     for c in ordered:
         last = groups[-1] if groups else None
         if (
@@ -203,7 +179,7 @@ def _groups(
 
 
 def _fallback_path(
-    ordered: Sequence[Choice], choices: Sequence[Choice], threshold: float, n_clauses: int
+    ordered: Sequence[Candidate], candidates: Sequence[Candidate], threshold: float, n_clauses: int
 ) -> tuple[str, ...]:
     if not ordered:
         return ("ask-user",)
@@ -213,7 +189,7 @@ def _fallback_path(
     for s in ordered:
         clause = _first_clause(s, threshold, n_clauses)
 
-        def level(c: Choice, clause: int = clause) -> float:
+        def level(c: Candidate, clause: int = clause) -> float:
             if n_clauses > 1 and 0 <= clause < len(c.clause_totals):
                 return c.clause_totals[clause]
             return c.total
@@ -221,7 +197,7 @@ def _fallback_path(
         alts = sorted(
             (
                 c
-                for c in choices
+                for c in candidates
                 if c.idx not in chosen and not c.blocked and not c.forced and level(c) >= near
             ),
             key=lambda c: -level(c),

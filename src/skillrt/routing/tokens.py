@@ -9,10 +9,10 @@ model run that pools the vector) and scores a query against a text by symmetric 
                  + ½ · mean over t's tokens of the best cosine with a token of q
 
 A skill's score is its best text: the document ("name in words: description") or an
-example. It reranks only the best :data:`TOKEN_RERANK` skills of the fused ranking (it
-reorders the top; it never recalls a skill from nowhere), so a route costs one small
-matrix product. Measured on the dev splits, it adds 1-2.5 points of top-1 (see
-docs/routing.md).
+example. It is the default second stage (:class:`~skillrt.routing.rerank.TokenReranker`):
+it scores only the best few skills of the fused ranking (it reorders the top; it never
+recalls a skill from nowhere), so a route costs one small matrix product. Measured on
+the dev splits, it adds 1-2.5 points of top-1 (see docs/routing.md).
 
 Token states are cached per text hash in the store, like vectors, as float16 rows.
 A catalogue with more than ``token_match_max_texts`` texts is routed without token
@@ -34,10 +34,7 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import EmbeddingBackend, Matrix
 
-__all__ = ["TOKEN_RERANK", "TokenCache", "TokenIndex", "quantise", "token_texts"]
-
-#: How many of the best fused candidates token matching reorders.
-TOKEN_RERANK = 16
+__all__ = ["TokenCache", "TokenIndex", "quantise", "token_texts"]
 
 
 class TokenCache(VectorCache):

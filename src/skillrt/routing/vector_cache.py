@@ -19,7 +19,7 @@ from skillrt.errors import StoreError
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, Matrix
-    from skillrt.store.base import Store
+    from skillrt.store.sqlite import Store
 
 __all__ = ["VectorCache", "VectorCacheWarning", "text_hash"]
 

@@ -1,0 +1,291 @@
+"""Stage 2 (seed 001 §6.2, §7, §9): score the pool, judge each member, build the plan.
+
+Each candidate gets the six terms of §6.2 (see :mod:`skillrt.routing.scoring`), judged on
+the whole query and on each clause of a multi-request query; then its status by the
+conflict order of R5, highest first:
+
+1. the user's explicit words: "don't use X" excludes X whatever else says; ``$x`` /
+   "use the x skill" forces x past the threshold;
+2. safety and permissions: missing prerequisites (``unavailable``), a disabled skill,
+   ``disable-model-invocation`` unless the user named it on a user surface;
+3. system policy: the threshold, the semantic top-k, anti-trigger penalties;
+4. skill defaults: cost hints and parallel safety shape the plan
+   (:mod:`skillrt.routing.planner`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from skillrt.config import RoutingConfig
+from skillrt.routing.candidate import Candidate
+from skillrt.routing.directives import Directives
+from skillrt.routing.evidence import Evidence
+from skillrt.routing.explain import signals
+from skillrt.routing.plan import ScoreBreakdown
+from skillrt.routing.planner import PlanOutcome, build_plan
+from skillrt.routing.recall import Pool
+from skillrt.routing.scoring import COST_VALUE, Terms, cold_start_factor, combine, success_term
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from skillrt.routing.calibration import ScoreModel
+    from skillrt.routing.index import RouterIndex
+    from skillrt.routing.prereqs import PrerequisiteChecker
+    from skillrt.skills.model import Skill
+    from skillrt.telemetry.stats import SkillStats
+
+__all__ = ["USER_SURFACES", "Decision", "decide", "intents"]
+
+#: Surfaces where the text is the user's own words (``disable-model-invocation`` skills
+#: may be forced from these; from "mcp"/"model" they may not).
+USER_SURFACES = frozenset({"cli", "library", "user", "eval"})
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The judged pool: candidates in output order (selected first) and the plan."""
+
+    candidates: tuple[Candidate, ...]
+    outcome: PlanOutcome
+
+
+def decide(
+    index: RouterIndex,
+    pool: Pool,
+    ev: Evidence,
+    clause_ev: Sequence[Evidence],
+    directives: Directives,
+    *,
+    model: ScoreModel,
+    cfg: RoutingConfig,
+    stats: Mapping[str, SkillStats],
+    prereqs: PrerequisiteChecker,
+    surface: str,
+    damp_cold_start: bool,
+    explain: bool,
+) -> Decision:
+    """Score and judge every pool member, then build the minimal covering plan."""
+    members = list(pool.members)
+    intents_q = intents(model, ev, members)
+    intents_c = [intents(model, cev, members) for cev in clause_ev]
+    fused_q = ev.values(ev.fused, members)
+    threshold = cfg.selection_threshold
+    for m, (i, cand) in enumerate(pool.members.items()):
+        skill = index.skills[i]
+        clause_intents = [float(ci[m]) for ci in intents_c]
+        terms, damping = _score(
+            cand,
+            skill,
+            pool,
+            float(intents_q[m]),
+            clause_intents,
+            stats.get(cand.name),
+            prereqs.missing(skill.routing.prerequisites),
+            cfg,
+            damp_cold_start,
+        )
+        cand.fused = float(fused_q[m])
+        cand.status, cand.reason = _status(
+            cand,
+            skill,
+            index.enabled[i],
+            threshold,
+            directives,
+            surface,
+            i in pool.top_select or cand.forced or bool(cand.triggers) or "rule" in cand.sources,
+        )
+        cand.eligible = cand.status == "pass"
+        cand.blocked = cand.status not in ("pass", "below_threshold")
+        if explain and cand.breakdown is not None:
+            sig = signals(
+                ev, ev.index_of(i), float(intents_q[m]), clause_intents, terms, model, cfg, damping
+            )
+            cand.breakdown = replace(cand.breakdown, signals=sig)
+
+    candidates = list(pool.members.values())
+    # Clauses refine a request that calls for skills; they never turn a request that
+    # matches nothing as a whole into a skill request (the no-skill decision is made
+    # on the whole query).
+    if clause_ev and not any(
+        c.eligible and not c.forced and c.query_total >= threshold for c in candidates
+    ):
+        for c in candidates:
+            if c.eligible and not c.forced:
+                c.eligible = False
+                c.status = "below_threshold"
+                c.reason = (
+                    f"passes on one clause only; the whole request scores "
+                    f"{c.query_total:.2f} < {threshold:.2f}"
+                )
+    outcome = build_plan(
+        candidates,
+        n_clauses=max(1, len(clause_ev)),
+        threshold=threshold,
+        max_parallel=cfg.max_parallel_skills,
+        overlaps=lambda a, b: index.overlap(a, b) >= cfg.overlap_threshold,
+        conflicts=lambda a, b: _conflict(index, a, b, cfg),
+    )
+    chosen = {c.idx for c in outcome.selected}
+    for c in candidates:
+        if c.idx in chosen:
+            c.status, c.reason = "selected", c.reason or "passes the threshold"
+            if c.forced:
+                c.reason = f"forced by the user ({c.forced_words})"
+        elif c.idx in outcome.covered:
+            c.status, c.reason = outcome.covered[c.idx]
+    ordered = sorted(candidates, key=lambda c: (c.idx not in chosen, *_rank_key(c)))
+    return Decision(tuple(ordered), outcome)
+
+
+def intents(model: ScoreModel, ev: Evidence, members: Sequence[int]) -> NDArray[np.float64]:
+    """Calibrated intent of each member for one text (0 where it was not scored)."""
+    import numpy as np
+
+    if not members or not len(ev.fused):
+        return np.zeros(len(members))
+    fused = ev.values(ev.fused, members)
+    best_k = int(np.argmax(ev.fused))
+    p = model.intent(
+        np.nan_to_num(fused, nan=-1e3),
+        float(ev.fused[best_k]),
+        float(ev.lex_norm[best_k]),
+        ev.lexical.unknown_share,
+    )
+    out: NDArray[np.float64] = np.where(np.isnan(fused), 0.0, p)
+    return out
+
+
+def _score(
+    cand: Candidate,
+    skill: Skill,
+    pool: Pool,
+    intent_q: float,
+    clause_intents: Sequence[float],
+    st: SkillStats | None,
+    missing: tuple[str, ...],
+    cfg: RoutingConfig,
+    damp_cold_start: bool,
+) -> tuple[Terms, float]:
+    """The six terms, the whole-query and clause totals, and the breakdown.
+
+    Returns the terms the total was judged on and the cold-start damping applied.
+    """
+    i = cand.idx
+    success = success_term(st.successes, st.failures) if st is not None else 0.5
+    readiness = 0.5
+    if pool.history_lexical is not None:
+        affinity = 1.0 if cand.history_named else 0.0
+        affinity = max(affinity, min(1.0, 2.0 * float(pool.history_lexical[i])))
+        readiness = 0.5 + 0.5 * affinity
+    if missing:
+        readiness = 0.0
+    t = Terms(
+        intent_match=intent_q,
+        trigger_match=1.0 if cand.triggers else 0.0,
+        success_rate=success,
+        context_readiness=readiness,
+        cost_penalty=COST_VALUE.get(skill.routing.cost_hint, 0.5),
+        conflict_penalty=0.0 if cand.anti else 1.0,
+    )
+    damping = 1.0
+    if not cand.forced and damp_cold_start:
+        damping = cold_start_factor(st.routes if st is not None else 0, cfg)
+    total = combine(t, cfg, anti_trigger=bool(cand.anti), damping=damping)
+    query_total = total
+    # Each clause is judged on its own words: its intent, its anti-triggers.
+    clause_totals = [
+        combine(
+            replace(t, intent_match=ci, conflict_penalty=float(i not in anti)),
+            cfg,
+            anti_trigger=i in anti,
+            damping=damping,
+        )
+        for ci, anti in zip(clause_intents, pool.clause_anti, strict=True)
+    ]
+    if clause_totals and max(clause_totals) > total:
+        best_clause = max(range(len(clause_totals)), key=clause_totals.__getitem__)
+        total = clause_totals[best_clause]
+        t = replace(
+            t,
+            intent_match=clause_intents[best_clause],
+            conflict_penalty=float(i not in pool.clause_anti[best_clause]),
+        )
+    cand.cost_hint = skill.routing.cost_hint
+    cand.parallel_safe = skill.routing.parallel_safe
+    cand.success_rate = success
+    cand.total = total
+    cand.query_total = query_total
+    cand.clause_totals = clause_totals or [total]
+    cand.missing = missing
+    cand.breakdown = ScoreBreakdown(
+        intent_match=round(t.intent_match, 4),
+        trigger_match=t.trigger_match,
+        success_rate=round(success, 4),
+        context_readiness=round(readiness, 4),
+        cost_penalty=t.cost_penalty,
+        conflict_penalty=t.conflict_penalty,
+        total=round(total, 4),
+    )
+    return t, damping
+
+
+def _status(
+    cand: Candidate,
+    skill: Skill,
+    enabled: bool,
+    threshold: float,
+    directives: Directives,
+    surface: str,
+    selectable: bool,
+) -> tuple[str, str]:
+    """``(status, reason)`` by the conflict order of R5; "pass" means eligible."""
+    name = cand.name
+    if name in directives.excluded:
+        return "excluded", f"the user excluded it ({directives.excluded[name]})"
+    if not enabled:
+        return "disabled", f"disabled; enable it with `skillrt enable {name}`"
+    if skill.disable_model_invocation and not (cand.forced and surface in USER_SURFACES):
+        if cand.forced:
+            return "manual_only", (
+                f"disable-model-invocation: only the user can invoke it, not the {surface} surface"
+            )
+        return "manual_only", "disable-model-invocation: never selected automatically"
+    if cand.missing:
+        return "unavailable", f"missing prerequisites: {', '.join(cand.missing)}"
+    if cand.forced:
+        return "pass", ""
+    if cand.anti and cand.total < threshold:
+        return "anti_trigger", f"anti-trigger hit: {', '.join(cand.anti)}"
+    if cand.total < threshold:
+        return "below_threshold", f"total {cand.total:.2f} < threshold {threshold:.2f}"
+    if not selectable:
+        return "below_threshold", "outside the semantic top-k"
+    return "pass", ""
+
+
+def _conflict(index: RouterIndex, a: int, b: int, cfg: RoutingConfig) -> bool:
+    """Two skills conflict when one's anti-triggers name the other, or they overlap."""
+    sa, sb = index.skills[a], index.skills[b]
+    for x, y in ((sa, sb), (sb, sa)):
+        if x.routing.anti_triggers:
+            from skillrt.routing.phrases import PhraseIndex
+
+            p = PhraseIndex()
+            p.add_all(x.routing.anti_triggers, 0)
+            if p.match(f"{y.name} {y.description}"):
+                return True
+    return index.overlap(a, b) >= cfg.overlap_threshold
+
+
+def _rank_key(c: Candidate) -> tuple[float, float, int, float, float, str]:
+    # Candidates are listed selected first, then by their whole-query total (a clause
+    # total ranks a skill for its clause, not for the request); totals equal to three
+    # decimals tie: then cost (R4), success rate, raw evidence.
+    cost = {"low": 0, "medium": 1, "high": 2}.get(c.cost_hint, 1)
+    fused = c.fused if c.fused == c.fused else -1.0  # NaN: not scored for the query
+    return (-round(c.query_total, 3), -round(c.total, 3), cost, -c.success_rate, -fused, c.name)

@@ -1,0 +1,166 @@
+"""Raw evidence for one text (the query or one clause of it) against every skill.
+
+Lexical (BM25 over each skill's fields) and semantic (cosines of the query vector with
+each skill's vectors) scores are fused into one ranking score; a reranker then adds its
+score to the best few (:mod:`skillrt.routing.rerank`). Everything is an array aligned
+with ``rows`` (every skill, or the ``candidates`` a query was restricted to).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.routing.text import terms
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from skillrt.routing.calibration import ScoreModel
+    from skillrt.routing.index import RouterIndex
+    from skillrt.routing.lexical import LexicalScores
+    from skillrt.routing.rerank import Reranker, RerankQuery
+
+__all__ = ["Evidence", "gather", "kth", "top"]
+
+
+@dataclass
+class Evidence:
+    """Scores of every considered skill for one text."""
+
+    rows: NDArray[np.int64]  # skill positions, aligned with the arrays below
+    fused: NDArray[np.float32]
+    lexical: LexicalScores
+    lex_norm: NDArray[np.float32]
+    lex_raw: NDArray[np.float32]
+    sem_doc: NDArray[np.float32] | None
+    sem_part: NDArray[np.float32] | None
+    sem_centroid: NDArray[np.float32] | None
+    sem_combined: NDArray[np.float32] | None
+    #: The reranker's score of the reranked candidates (NaN elsewhere), or None.
+    rerank: NDArray[np.float32] | None
+    best: float
+    second: float
+    #: True when ``rows`` is every skill in index order (row == position).
+    full: bool = False
+
+    _positions: dict[int, int] | None = None
+
+    def margin(self, k: int) -> float:
+        value = float(self.fused[k])
+        other = self.second if value >= self.best else self.best
+        return value - other
+
+    def positions(self) -> dict[int, int]:
+        """Skill position -> index into this evidence's arrays."""
+        if self._positions is None:
+            self._positions = {int(r): k for k, r in enumerate(self.rows.tolist())}
+        return self._positions
+
+    def index_of(self, i: int) -> int | None:
+        """Where skill ``i`` is in this evidence's arrays (None: not scored)."""
+        if self.full:
+            return i if 0 <= i < len(self.rows) else None
+        return self.positions().get(i)
+
+    def values(self, array: NDArray[np.float32], members: Sequence[int]) -> NDArray[np.float32]:
+        """``array`` at each member's position (NaN where the member is not scored)."""
+        import numpy as np
+
+        if len(self.rows) == len(array) and self.full:
+            return np.asarray(array[np.asarray(members, dtype=np.int64)], dtype=np.float32)
+        pos = self.positions()
+        out = np.full(len(members), np.nan, dtype=np.float32)
+        for m, i in enumerate(members):
+            k = pos.get(i)
+            if k is not None:
+                out[m] = array[k]
+        return out
+
+
+def gather(
+    index: RouterIndex,
+    model: ScoreModel,
+    text: str,
+    qvec: Any,
+    rows: NDArray[np.int64] | None,
+    *,
+    reranker: Reranker | None = None,
+    rerank_query: RerankQuery | None = None,
+) -> Evidence:
+    """The evidence of ``text`` (embedded as ``qvec``) over ``rows`` (None: every skill)."""
+    import numpy as np
+
+    lex = index.lexical.score(terms(text))
+    if rows is None:
+        rows_arr = np.arange(len(index), dtype=np.int64)
+        lex_norm, lex_raw = lex.norm, lex.raw
+    else:
+        rows_arr = rows
+        lex_norm, lex_raw = lex.norm[rows], lex.raw[rows]
+    sem = None
+    if index.semantic is not None and qvec is not None:
+        sem = (
+            index.semantic.score(qvec, model.mix)
+            if rows is None
+            else index.semantic.score_subset(qvec, rows, model.mix)
+        )
+        fused = (sem.combined + model.lexical_weight * lex_norm).astype(np.float32)
+    else:
+        fused = (model.lexical_weight * lex_norm).astype(np.float32)
+    reranked = None
+    if reranker is not None and rerank_query is not None and model.token_weight and len(fused):
+        from skillrt.routing.rerank import apply_rerank
+
+        applied = apply_rerank(reranker, rerank_query, rows_arr, fused, model.token_weight)
+        if applied is not None:
+            fused, reranked = applied
+    best = second = 0.0
+    if len(fused):
+        top2 = top(fused, 2)
+        best = float(fused[top2[0]])
+        second = float(fused[top2[1]]) if len(top2) > 1 else 0.0
+    return Evidence(
+        rows=rows_arr,
+        fused=fused,
+        lexical=lex,
+        lex_norm=lex_norm,
+        lex_raw=lex_raw,
+        sem_doc=sem.doc if sem is not None else None,
+        sem_part=sem.part if sem is not None else None,
+        sem_centroid=sem.centroid if sem is not None else None,
+        sem_combined=sem.combined if sem is not None else None,
+        rerank=reranked,
+        best=best,
+        second=second,
+        full=rows is None,
+    )
+
+
+def top(values: Any, k: int) -> list[int]:
+    """Indices of the ``k`` largest values, best first (ties: lower index first)."""
+    import numpy as np
+
+    n = len(values)
+    if n == 0 or k <= 0:
+        return []
+    if k >= n:
+        order = np.argsort(-values, kind="stable")
+    else:
+        part = np.argpartition(-values, k - 1)[:k]
+        order = part[np.lexsort((part, -values[part]))]
+    return [int(i) for i in order]
+
+
+def kth(values: Any, k: int) -> float:
+    """The k-th largest value (the smallest value when there are fewer than k)."""
+    import numpy as np
+
+    n = len(values)
+    if n == 0:
+        return float("inf")
+    if k >= n:
+        return float(np.min(values))
+    return float(np.partition(values, n - k)[n - k])

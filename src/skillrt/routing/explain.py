@@ -1,0 +1,102 @@
+"""Why the router decided what it did: raw signals per candidate and the routing reason."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from skillrt.routing.scoring import weighted_sum
+
+if TYPE_CHECKING:
+    from skillrt.config import RoutingConfig
+    from skillrt.routing.calibration import ScoreModel
+    from skillrt.routing.candidate import Candidate
+    from skillrt.routing.evidence import Evidence
+    from skillrt.routing.scoring import Terms
+
+__all__ = ["routing_reason", "signals"]
+
+
+def signals(
+    ev: Evidence,
+    k: int | None,
+    intent_q: float,
+    clause_intents: Sequence[float],
+    t: Terms,
+    model: ScoreModel,
+    cfg: RoutingConfig,
+    damping: float,
+) -> dict[str, float]:
+    """The raw evidence behind one candidate's score (``--explain``)."""
+    out: dict[str, float] = {}
+    if k is not None:
+        out["fused"] = float(ev.fused[k])
+        out["margin"] = ev.margin(k)
+        best_k = int(ev.fused.argmax())
+        out["p_scope"] = model.scope(
+            float(ev.fused[best_k]), float(ev.lex_norm[best_k]), ev.lexical.unknown_share
+        )
+        out["bm25"] = float(ev.lex_raw[k])
+        out["bm25_norm"] = float(ev.lex_norm[k])
+        out["unknown_terms"] = ev.lexical.unknown_share
+        if ev.sem_doc is not None:
+            assert ev.sem_part is not None and ev.sem_centroid is not None
+            out["cos_doc"] = float(ev.sem_doc[k])
+            out["cos_part"] = float(ev.sem_part[k])
+            out["cos_centroid"] = float(ev.sem_centroid[k])
+        if ev.rerank is not None and not math.isnan(float(ev.rerank[k])):
+            out["tokens"] = float(ev.rerank[k])
+    out["intent_query"] = intent_q
+    for n, ci in enumerate(clause_intents):
+        out[f"intent_clause_{n + 1}"] = ci
+    out["weighted_sum"] = weighted_sum(t, cfg.weights)
+    out["cold_start_factor"] = damping
+    return {key: round(v, 4) for key, v in out.items()}
+
+
+def routing_reason(
+    selected: Sequence[Candidate],
+    candidates: Sequence[Candidate],
+    threshold: float,
+    n_clauses: int,
+    notes: Sequence[str],
+) -> str:
+    """One sentence (or a few, joined by ``;``) saying why the plan is what it is."""
+    parts: list[str] = []
+    if selected:
+        described = []
+        for c in selected:
+            if c.forced:
+                described.append(f"{c.name} (forced by the user)")
+            else:
+                described.append(f"{c.name} ({c.total:.2f} >= {threshold:.2f})")
+        if len(selected) > 1 and n_clauses > 1:
+            parts.append(
+                f"{len(selected)} skills cover {n_clauses} request clauses: " + ", ".join(described)
+            )
+        else:
+            parts.append("selected " + ", ".join(described))
+    else:
+        blocked = [
+            c
+            for c in candidates
+            if c.status in ("unavailable", "disabled", "manual_only", "excluded")
+        ]
+        best = next((c for c in candidates if c.status not in ("excluded",)), None)
+        if not candidates:
+            parts.append("no skill: no candidate was recalled")
+        elif best is not None and best.status == "below_threshold":
+            assert best.breakdown is not None
+            parts.append(
+                f"no skill: the best candidate {best.name} scores {best.breakdown.total:.2f}, "
+                f"under the threshold {threshold:.2f}"
+            )
+        else:
+            parts.append("no skill: no candidate passes the threshold")
+        if blocked:
+            parts.append(
+                "blocked: " + "; ".join(f"{c.name} ({c.status}: {c.reason})" for c in blocked[:3])
+            )
+    parts.extend(notes)
+    return "; ".join(parts)
