@@ -3,10 +3,13 @@
 Three measurements, each on both backends:
 
 1. **Concurrent writers.** 8 processes for 30 s each mix the writes a fleet makes:
-   route events (one per transaction, with the candidates' stats counts), execution
-   stats (``record_execution``) and enable flips. Every process counts what it wrote;
-   afterwards the store is counted: route events, summed route and execution counters.
-   Target: 0 errors, 0 lost events or counts. Throughput is reported for both.
+   route events (60% of operations; queued to the process's ``RouteEventWriter``, as
+   the MCP server and a runtime on a shared store do, which writes them in batches
+   with the candidates' stats counts), execution stats (30%, ``record_execution``,
+   one transaction each) and enable flips (10%, one transaction each). Every process
+   counts what it submitted and wrote; afterwards the store is counted: route events,
+   summed route and execution counters. Target: 0 errors, 0 lost events or counts.
+   Throughput is reported for both.
 2. **Route latency.** ``SkillRuntime.route`` over a 200-skill catalogue (hashing
    embeddings, so the store's share shows): SQLite writes each event in the request,
    PostgreSQL hands it to the background writer (batched, flushed at close) and reads
@@ -123,11 +126,13 @@ def writer(args: list[str], seconds: float, seed: int) -> dict[str, Any]:
     """One process: mixed writes for ``seconds``; what it wrote, counted."""
     from skillrt.errors import SkillrtError
     from skillrt.store import skill_state
-    from skillrt.telemetry.events import RouteEvent, write_route_events
+    from skillrt.telemetry.events import RouteEvent
     from skillrt.telemetry.stats import record_execution
+    from skillrt.telemetry.writer import RouteEventWriter
 
     rng = random.Random(seed)
     store = Backend.from_args(args).open()
+    events = RouteEventWriter(store, write_timeout_ms=1000)
     counts = {"events": 0, "candidates": 0, "executions": 0, "flips": 0, "errors": 0}
     errors: list[str] = []
     deadline = time.monotonic() + seconds
@@ -152,7 +157,7 @@ def writer(args: list[str], seconds: float, seed: int) -> dict[str, Any]:
                     routing_reason="bench",
                     latency_ms=1.0,
                 )
-                write_route_events(store, [(event, candidates)])
+                events.submit_event(event, candidates)
                 counts["events"] += 1
                 counts["candidates"] += 3
             elif op < 0.9:
@@ -165,6 +170,9 @@ def writer(args: list[str], seconds: float, seed: int) -> dict[str, Any]:
             counts["errors"] += 1
             errors.append(exc.message[:200])
         n += 1
+    counts["sync_writes"] = counts["executions"] + counts["flips"]
+    events.close(timeout_s=120)  # what a process does at a clean shutdown: flush
+    counts["dropped"] = events.dropped
     store.close()
     return {**counts, "sample_errors": errors[:3]}
 
@@ -181,6 +189,7 @@ def bench_writers(backend: Backend, procs: int, seconds: float) -> dict[str, Any
     total = {k: sum(r[k] for r in results) for k in ("events", "candidates", "executions")}
     total["flips"] = sum(r["flips"] for r in results)
     errors = sum(r["errors"] for r in results)
+    dropped = sum(r["dropped"] for r in results)
     store = backend.open()
     conn = store.connection()
     stored_events = int(conn.execute("SELECT COUNT(*) FROM route_events").fetchone()[0])
@@ -194,6 +203,9 @@ def bench_writers(backend: Backend, procs: int, seconds: float) -> dict[str, Any
         "seconds": seconds,
         "ops": ops,
         "ops_per_s": round(ops / seconds, 1),
+        "events_per_s": round(stored_events / seconds, 1),
+        "transactions_per_s": round((total["executions"] + total["flips"]) / seconds, 1),
+        "dropped_by_writer": dropped,
         "wall_s": round(wall, 1),
         "errors": errors,
         "sample_errors": [e for r in results for e in r["sample_errors"]][:3],
@@ -496,13 +508,16 @@ def log(message: str) -> None:
 def report(out: dict[str, Any]) -> None:
     w, lat, k = out["writers"], out["latency"], out["kills"]
     print("concurrent writers (route events 60% / execution stats 30% / enable flips 10%)")
-    print(f"{'backend':<11} {'procs':>5} {'ops/s':>9} {'errors':>6} {'events':>8} {'lost':>5}")
+    print(f"{'backend':<11} {'procs':>5} {'ops/s':>9} {'events/s':>9} {'tx/s':>8} "
+          f"{'errors':>6} {'events':>8} {'lost':>5}")  # fmt: skip
     for b, r in w.items():
         lost = r["lost_events"] + r["lost_route_counts"] + r["lost_execution_counts"]
-        print(f"{b:<11} {r['processes']:>5} {r['ops_per_s']:>9} {r['errors']:>6} "
-              f"{r['events_stored']:>8} {lost:>5}")  # fmt: skip
+        print(f"{b:<11} {r['processes']:>5} {r['ops_per_s']:>9} {r['events_per_s']:>9} "
+              f"{r['transactions_per_s']:>8} {r['errors']:>6} {r['events_stored']:>8} "
+              f"{lost:>5}")  # fmt: skip
     print(f"throughput PostgreSQL / SQLite: "
-          f"{w['postgresql']['ops_per_s'] / max(w['sqlite']['ops_per_s'], 1e-9):.2f}x")  # fmt: skip
+          f"{w['postgresql']['ops_per_s'] / max(w['sqlite']['ops_per_s'], 1e-9):.2f}x "
+          "(events/s: route events stored; tx/s: stat updates and flips)")  # fmt: skip
     print()
     print("route latency (SkillRuntime.route, 200 skills, hashing embeddings)")
     for b, r in lat.items():

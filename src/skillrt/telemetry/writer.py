@@ -152,18 +152,23 @@ class RouteEventWriter:
         except Exception:  # a malformed result costs its event, never the route
             log.exception("telemetry: could not build a route event")
             return None
+        return event if self.submit_event(event, [c.name for c in result.candidates]) else None
+
+    def submit_event(self, event: RouteEvent, candidates: Sequence[str]) -> bool:
+        """Queue a built event (``candidates``: the names counted as routed); False once
+        closed. Never blocks on the store, never raises."""
         with self._cond:
             if self._closed:
-                return None
+                return False
             if len(self._queue) >= self.max_queue:
                 self._queue.popleft()
                 self.dropped += 1
                 if not self._overflowing:  # once per episode, not once per route
                     log.warning("telemetry queue full: dropping the oldest route events")
                     self._overflowing = True
-            self._queue.append(_Pending(event, [c.name for c in result.candidates]))
+            self._queue.append(_Pending(event, list(candidates)))
             self._cond.notify()
-        return event
+        return True
 
     @property
     def pending(self) -> int:
