@@ -6,19 +6,23 @@ PostgreSQL server (skipped, with the reason, when no server is given).
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import sys
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from tests.conftest import StoreSpec
 
 from skillrt.errors import StoreConflict, StoreDriverMissing, StoreError, StoreSchemaTooNew
 from skillrt.store import Store, skill_state
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
-from skillrt.telemetry.events import RouteEvent, write_route_events
+from skillrt.telemetry.events import RouteEvent, list_route_events, write_route_events
 from skillrt.telemetry.stats import record_execution, skill_stats
 
 TABLES = (
@@ -294,3 +298,27 @@ def test_password_never_shows_in_the_location() -> None:
     store = PostgresStore("postgresql://me:s3cret@db.example:5432/skills")
     assert "s3cret" not in store.location
     assert store.location.startswith("postgresql://me:***@db.example:5432/skills")
+
+
+TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+    max_size=60,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(name=TEXT, text=st.text(max_size=80))
+def test_any_text_round_trips(state_store: Store, name: str, text: str) -> None:
+    """Names and query text with quotes, %, ?, unicode (and NUL in query text) are
+    values, never SQL, and come back as they went in on both backends."""
+    skill_state.set_enabled(state_store, name, False)
+    assert name in skill_state.disabled_names(state_store)
+    skill_state.set_enabled(state_store, name, True)
+    assert name not in skill_state.disabled_names(state_store)
+    ev = event(f"q-{uuid.uuid4().hex}")
+    ev = dataclasses.replace(ev, query_text=text.replace("\x00", "\ufffd"), selected_skills=(name,))
+    assert write_route_events(state_store, [(ev, [name, "%s", "?"])]) == 1
+    (back,) = [e for e in list_route_events(state_store, limit=1000) if e.route_id == ev.route_id]
+    assert back.query_text == ev.query_text and back.selected_skills == (name,)

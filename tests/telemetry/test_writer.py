@@ -181,3 +181,30 @@ def test_many_threads_no_loss(tmp_path: Path, routes: Callable[[int], list[Route
 def test_memory_store_is_refused() -> None:
     with pytest.raises(ValueError):
         RouteEventWriter(":memory:")
+
+
+def test_one_bad_event_costs_only_itself(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An event the store refuses (not a lock: a retry cannot cure it) is dropped alone;
+    the rest of its batch is written."""
+    from skillrt.errors import StoreError
+    from skillrt.telemetry.events import write_route_events
+
+    db = tmp_path / "state.db"
+    batch = routes(6)
+    poisoned = batch[2].route_id
+
+    def write(store: Store, items: Batch) -> int:
+        if any(event.route_id == poisoned for event, _ in items):
+            raise StoreError("invalid byte sequence")
+        return write_route_events(store, items)
+
+    writer = RouteEventWriter(db, write=write, linger_s=0.5)  # one batch of six
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
+        for r in batch:
+            writer.submit(r, surface="mcp")
+        assert writer.flush(30)
+    writer.close()
+    assert writer.written == 5 and writer.dropped == 1 and count(db) == 5
+    assert any(poisoned in m and "was not recorded" in m for m in caplog.messages)

@@ -119,7 +119,8 @@ def route_event(
         config_id=result.config_id,
         query_hash=hashlib.sha256(result.query.encode("utf-8")).hexdigest(),
         query_chars=len(result.query),
-        query_text=result.query if record_query_text else None,
+        # NUL is text to SQLite but not to PostgreSQL: never let one cost the event.
+        query_text=result.query.replace("\x00", "\ufffd") if record_query_text else None,
         query_type=query_type(result),
         candidate_count=len(result.candidates),
         selected_skills=result.plan.names,

@@ -232,18 +232,11 @@ class RouteEventWriter:
             for item in batch:
                 if not item.first_try:
                     item.first_try = now
-            error: BaseException | None = None
-            try:
-                self._write(batch)
-            except StoreError as exc:
-                error = exc
-            except Exception as exc:  # the writer must outlive any one bad batch
-                log.exception("telemetry: writing route events failed")
-                error = exc
+            failed, error = self._write_batch_or_each(batch)
             with self._cond:
                 self._inflight = 0
+                self.written += n - len(failed)
                 if error is None:
-                    self.written += n
                     self._warned_drop = False
                     if not self._queue:
                         self._overflowing = False
@@ -251,8 +244,34 @@ class RouteEventWriter:
                         log.warning("telemetry: state store writable again; events resumed")
                         self._failing = False
                 else:
-                    self._failed(batch, error)
+                    self._failed(failed, error)
                 self._cond.notify_all()
+
+    def _write_batch_or_each(
+        self, batch: list[_Pending]
+    ) -> tuple[list[_Pending], BaseException | None]:
+        """Write ``batch`` in one transaction; when it fails for a reason a retry cannot
+        cure, write its events one by one, so one bad event costs only itself. Returns
+        the events not written and the last error."""
+        try:
+            self._write(batch)
+            return [], None
+        except StoreUnavailable as exc:
+            return batch, exc  # the whole batch waits for the store
+        except Exception as exc:
+            error: BaseException = exc
+        if len(batch) == 1:
+            if not isinstance(error, StoreError):
+                log.error("telemetry: writing a route event failed: %s", error)
+            return batch, error
+        failed = []
+        for item in batch:
+            try:
+                self._write([item])
+            except Exception as exc:  # the writer must outlive any one bad event
+                failed.append(item)
+                error = exc
+        return failed, (error if failed else None)
 
     def _failed(self, batch: list[_Pending], error: BaseException) -> None:
         """Drop what cannot be written any more; put the rest back, oldest first."""
