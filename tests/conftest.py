@@ -97,3 +97,80 @@ def skills_root(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
     root.mkdir(exist_ok=True)
     return root
+
+
+# -- state stores: SQLite always, PostgreSQL when a server is given ---------------------
+POSTGRES_ENV = "SKILLRT_TEST_POSTGRES_URL"
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> str:
+    """The test server's URL; the test skips (or, in CI, fails) without one."""
+    import os
+
+    url = os.environ.get(POSTGRES_ENV)
+    if not url:
+        reason = (
+            f"no PostgreSQL server given: set {POSTGRES_ENV}=postgresql://... "
+            '(`eval "$(bash .ci/postgres.sh start)"` starts a throwaway one)'
+        )
+        if os.environ.get("SKILLRT_POSTGRES_REQUIRED"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return url
+
+
+@pytest.fixture
+def pg_schema(postgres_url: str) -> Iterator[str]:
+    """A fresh schema name for one test; dropped (with everything in it) afterwards."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+class StoreSpec:
+    """How to open handles on one test database (each handle has its own connections)."""
+
+    def __init__(self, kind: str, location: str, schema: str | None, tmp: Path) -> None:
+        self.kind = kind
+        self.location = location
+        self.schema = schema
+        self.tmp = tmp
+
+    def open(self, **options: Any) -> Any:
+        if self.kind == "sqlite":
+            from skillrt.store.sqlite import SqliteStore
+
+            return SqliteStore(self.location, **options)
+        from skillrt.store.postgres import PostgresStore
+
+        options.setdefault("cache_path", self.tmp / "cache.db")
+        return PostgresStore(self.location, schema=self.schema, **options)
+
+    def config_yaml(self) -> str:
+        """``skillrt.yaml`` lines pointing at this store."""
+        if self.kind == "sqlite":
+            return f"state_dir: {Path(self.location).parent}\n"
+        return f"state:\n  url: '{self.location}'\n  schema: {self.schema}\n"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_spec(request: pytest.FixtureRequest, tmp_path: Path) -> StoreSpec:
+    """Each test runs on a SQLite file and on a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        return StoreSpec("sqlite", str(tmp_path / "state" / "state.db"), None, tmp_path)
+    url = request.getfixturevalue("postgres_url")
+    schema = request.getfixturevalue("pg_schema")
+    return StoreSpec("postgresql", url, schema, tmp_path)
+
+
+@pytest.fixture
+def state_store(store_spec: StoreSpec) -> Iterator[Any]:
+    store = store_spec.open()
+    yield store
+    store.close()

@@ -246,6 +246,13 @@ class OrchestrationConfig:
     max_learnings_chars: int = 12_000
     #: Append each phase's ``## Learnings`` to ``<domain>.md`` when a run completes.
     merge_learnings: bool = True
+    #: Seconds a worker's claim on a run lasts without renewal; the worker renews it
+    #: every third of that while it drives the run. A worker that dies (on any host)
+    #: frees its runs when the lease runs out. See docs/state.md.
+    lease_s: float = 30.0
+    #: This process's name as a run's owner (must be unique per process); None means
+    #: ``host:pid:start``, with which a dead owner on the same host is seen at once.
+    worker_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -288,11 +295,34 @@ class McpConfig:
 
 
 @dataclass(frozen=True)
+class StateConfig:
+    """Where the shared state lives (``state:`` in skillrt.yaml). See docs/state.md.
+
+    With no ``url`` the state is the SQLite file ``<state_dir>/state.db``. With a
+    ``postgresql://`` URL, enable state, stats, route events and workflow runs live in
+    that database, and this machine's derived caches (parsed skills, vectors) in
+    ``<state_dir>/cache.db``.
+    """
+
+    #: ``postgresql://user@host:5432/db`` (a password may come from PGPASSWORD or
+    #: ~/.pgpass instead); None keeps the state in ``<state_dir>/state.db``.
+    url: str | None = None
+    #: PostgreSQL schema holding skillrt's tables (created on first use); None: the
+    #: database's default (``public``).
+    schema: str | None = None
+    #: Most connections one process opens to the server.
+    pool_size: int = 4
+    #: Seconds a transaction keeps retrying while the server cannot be reached.
+    retry_s: float = 30.0
+
+
+@dataclass(frozen=True)
 class RuntimeConfig:
     """Everything the runtime needs; every field has a working default."""
 
     project_dir: Path = Path(".")
     state_dir: Path = Path(".skillrt")
+    state: StateConfig = field(default_factory=StateConfig)
     discovery: DiscoveryConfig = field(default_factory=DiscoveryConfig)
     limits: LoaderLimits = field(default_factory=LoaderLimits)
     routing: RoutingConfig = field(default_factory=RoutingConfig)
@@ -305,6 +335,16 @@ class RuntimeConfig:
     @property
     def state_db(self) -> Path:
         return self.state_dir / "state.db"
+
+    @property
+    def cache_db(self) -> Path:
+        """This machine's derived caches when the state is on a server."""
+        return self.state_dir / "cache.db"
+
+    @property
+    def state_location(self) -> str:
+        """The state's URL, or its SQLite file."""
+        return self.state.url or str(self.state_db)
 
     @classmethod
     def from_file(cls, path: Path | str, *, required: bool = True) -> RuntimeConfig:
@@ -350,6 +390,7 @@ class RuntimeConfig:
             values["state_dir"] = _path(data.pop("state_dir"), base)
         values["discovery"] = _discovery(discovery_raw, base)
         section_types: dict[str, type[Any]] = {
+            "state": StateConfig,
             "limits": LoaderLimits,
             "routing": RoutingConfig,
             "dispatch": DispatchConfig,
@@ -361,6 +402,8 @@ class RuntimeConfig:
         for key, section_type in section_types.items():
             if key in data:
                 values[key] = build_dataclass(section_type, data.pop(key) or {}, key, base)
+        if "state" in values:
+            check_state(values["state"])
         if "orchestration" not in values:
             values["orchestration"] = OrchestrationConfig(
                 memory_dir=values["state_dir"] / "memory",
@@ -376,6 +419,22 @@ class RuntimeConfig:
 
 
 T = TypeVar("T")
+
+
+def check_state(state: StateConfig) -> None:
+    """A state URL must name PostgreSQL; a pool needs a connection."""
+    from skillrt.store.base import is_postgres_url
+
+    if state.url is not None and not is_postgres_url(state.url):
+        raise ConfigError(
+            "'state.url' must be a postgresql:// URL (a SQLite store is chosen with "
+            "state_dir or --state DIR)",
+            field="state.url",
+        )
+    if state.pool_size < 1:
+        raise ConfigError("'state.pool_size' must be at least 1", field="state.pool_size")
+    if state.schema is not None and not state.schema.strip():
+        raise ConfigError("'state.schema' must not be empty", field="state.schema")
 
 
 def _path(value: Any, base: Path) -> Path:

@@ -5,6 +5,10 @@ The tree::
     SkillrtError
     ├── ConfigError                  E_CONFIG
     ├── StoreError                   E_STORE
+    │   ├── StoreUnavailable         E_STORE_UNAVAILABLE (the server or file cannot be reached)
+    │   ├── StoreConflict            E_STORE_CONFLICT (a unique key is taken)
+    │   ├── StoreSchemaTooNew        E_STORE_SCHEMA_TOO_NEW (written by a newer skillrt)
+    │   └── StoreDriverMissing       E_STORE_DRIVER_MISSING (pip install skillrt[postgres])
     ├── SkillNotFound                SkillNotFound
     ├── AmbiguousSkill               AmbiguousSkill
     ├── SkillDisabled                SkillDisabled
@@ -82,9 +86,33 @@ class UsageError(SkillrtError):
 
 
 class StoreError(SkillrtError):
-    """The SQLite state store cannot be opened, migrated or written."""
+    """The state store (SQLite or PostgreSQL) cannot be opened, migrated or written."""
 
     code = "E_STORE"
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached (server down, connection dropped); worth a retry."""
+
+    code = "E_STORE_UNAVAILABLE"
+
+
+class StoreConflict(StoreError):
+    """A write broke a unique or foreign key (another writer got there first)."""
+
+    code = "E_STORE_CONFLICT"
+
+
+class StoreSchemaTooNew(StoreError):
+    """The store was migrated by a newer skillrt; this one refuses to read or write it."""
+
+    code = "E_STORE_SCHEMA_TOO_NEW"
+
+
+class StoreDriverMissing(StoreError):
+    """A PostgreSQL URL was given but the driver is not installed."""
+
+    code = "E_STORE_DRIVER_MISSING"
 
 
 class SkillNotFound(SkillrtError):

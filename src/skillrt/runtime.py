@@ -16,7 +16,7 @@ from skillrt.skills.catalog import Catalog, render_catalog
 from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillEntry, SkillRegistry
-from skillrt.store.sqlite import MEMORY, Store
+from skillrt.store import Store, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from skillrt.routing.router import Router
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
+    from skillrt.telemetry.writer import RouteEventWriter
 
 
 class SkillRuntime:
@@ -48,7 +49,8 @@ class SkillRuntime:
     Args:
         config: Runtime configuration; defaults work with no file at all.
         roots: When given, only these roots are searched (like the CLI's ``--root``).
-        store: A state store; by default ``config.state_db``. Pass ``persist=False`` for an
+        store: A state store; by default the one the config names (``state.url`` on
+            PostgreSQL, else ``<state_dir>/state.db``). Pass ``persist=False`` for an
             in-memory store (nothing written to disk).
         catalogs: JSONL skill catalogues to route over besides the roots' skills.
         catalog_base: The folder a catalogue line's ``path`` is relative to (default: each
@@ -81,8 +83,9 @@ class SkillRuntime:
                 r if isinstance(r, RootConfig) else RootConfig(Path(r), scope="flag") for r in roots
             )
         if store is None:
-            store = Store(self.config.state_db if persist else MEMORY)
+            store = open_store(self.config, persist=persist)
         self.store = store
+        self._events: RouteEventWriter | None = None
         self._registry: SkillRegistry | None = None
         self._invocation: InvocationResolver | None = None
 
@@ -320,6 +323,7 @@ class SkillRuntime:
         from skillrt.telemetry.report import build_report, parse_since
 
         ts = parse_since(since) if isinstance(since, str) else since
+        self.flush_events()  # this process's own routes count
         return build_report(
             self.store,
             self.config.telemetry,
@@ -342,6 +346,7 @@ class SkillRuntime:
         from skillrt.telemetry.feedback import record_feedback
 
         names = [correct] if isinstance(correct, str) else list(correct or ())
+        self.flush_events()  # the route may still be queued
         return record_feedback(
             self.store,
             self.registry,
@@ -456,14 +461,16 @@ class SkillRuntime:
 
                 routing_for = GrayRelease(telemetry, self.config.routing).routing_for
             registry = self.registry
-            self._router = Router.from_skills(
+            router = Router.from_skills(
                 self.routable_skills(),
                 self.config.routing,
-                store=self.store,
+                store=self.store.local,  # skill vectors: this machine's cache
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
             )
+            router.store = self.store  # stats and route events: the shared state
+            self._router = router
             self._router_key = key
         return self._router
 
@@ -497,17 +504,54 @@ class SkillRuntime:
             )
             telemetry = self.config.telemetry
             if telemetry.enabled if record is None else record:
-                from skillrt.telemetry.recording import record_result
+                writer = self._event_writer()
+                if writer is not None:  # a shared store: off the request path
+                    result = self._queue_event(writer, result, surface)
+                else:
+                    from skillrt.telemetry.recording import record_result
 
-                result = record_result(
-                    self.store,
-                    result,
-                    surface=surface,
-                    model_id=router.index.model_id,
-                    record_query_text=router.config.record_query_text,
-                )
+                    result = record_result(
+                        self.store,
+                        result,
+                        surface=surface,
+                        model_id=router.index.model_id,
+                        record_query_text=router.config.record_query_text,
+                    )
             sp.set_attribute("skillrt.route_id", result.route_id)
             return result
+
+    def _event_writer(self) -> RouteEventWriter | None:
+        """The background writer of route events, for a store written over the network
+        (None: the event is written in the request)."""
+        if not self.store.background_writes:
+            return None
+        if self._events is None:
+            from skillrt.telemetry.writer import RouteEventWriter
+
+            self._events = RouteEventWriter(
+                self.store,
+                write_timeout_ms=self.config.telemetry.write_timeout_ms,
+                record_query_text=self.config.routing.record_query_text,
+                read_only=self.store.read_only,
+            )
+        return self._events
+
+    def _queue_event(
+        self, writer: RouteEventWriter, result: RouteResult, surface: str
+    ) -> RouteResult:
+        import dataclasses
+
+        from skillrt.telemetry.events import event_summary
+
+        event = writer.submit(result, surface=surface, model_id=self.router.index.model_id)
+        if event is None:
+            return result
+        summary = event_summary(event, recorded=False, queued=True)
+        return dataclasses.replace(result, events=(summary,))
+
+    def flush_events(self, timeout_s: float = 10.0) -> bool:
+        """Wait until queued route events are written (True when none is left)."""
+        return self._events.flush(timeout_s) if self._events is not None else True
 
     def eval(
         self,
@@ -537,7 +581,7 @@ class SkillRuntime:
         router = Router.from_skills(
             self.routable_skills(),
             config,
-            store=self.store,
+            store=self.store.local,
             is_enabled=self.registry.is_enabled,
             env=self.env,
         )
@@ -545,6 +589,10 @@ class SkillRuntime:
         return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
 
     def close(self) -> None:
+        """Write the queued route events, then close the store."""
+        if self._events is not None:
+            self._events.close()
+            self._events = None
         self.store.close()
 
     def __enter__(self) -> SkillRuntime:

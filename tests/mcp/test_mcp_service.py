@@ -141,3 +141,42 @@ def test_gray_release_config_id_through_route_skills(
     report = runtime.stats(by_config=True)
     assert list(report.by_config) == [candidate_id(telemetry)]
     assert report.by_config[candidate_id(telemetry)].routes == 1
+
+
+def test_mcp_service_on_a_shared_store(
+    tmp_path: Path, make_skill: Callable[..., Path], postgres_url: str, pg_schema: str
+) -> None:
+    """The MCP server on PostgreSQL: events queued off the request path, flushed at close,
+    and a skill disabled by another process drops out at the next check for changes."""
+    import dataclasses
+
+    from skillrt.config import RoutingConfig, StateConfig
+    from skillrt.mcp import event_writer
+    from skillrt.store import skill_state
+    from skillrt.store.postgres import PostgresStore
+
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    config = dataclasses.replace(
+        RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state"),
+        state=StateConfig(url=postgres_url, schema=pg_schema),
+        routing=RoutingConfig(embedding_backend="none"),
+    )
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    writer = event_writer(runtime)
+    assert writer is not None
+    service = SkillService(runtime, events=writer)
+    service.start()
+    for i in range(5):
+        out = service.call_tool("route_skills", {"query": f"please review my pull request {i}"})
+        assert not out.is_error, out.text
+    writer.close()  # what the server does on shutdown
+    assert writer.written == 5 and writer.dropped == 0
+    assert runtime.stats().overall.routes == 5
+    other = PostgresStore(postgres_url, schema=pg_schema)
+    name = service.publication.skills[0].qualified_name
+    skill_state.set_enabled(other, name, False)  # another process, maybe another host
+    changes = service.check_for_changes()
+    assert changes is not None
+    assert name not in {s.qualified_name for s in service.publication.skills}
+    other.close()
+    runtime.close()

@@ -73,7 +73,7 @@ def test_locked_store_never_blocks_route_skills(catalogue: Path, state: Path) ->
                 await routes_ok(client, 3)
                 # the server says why its events wait (hold the lock until it does),
                 with anyio.fail_after(WAIT_S):
-                    while "locked or read-only" not in log_path.read_text():
+                    while "locked or unavailable" not in log_path.read_text():
                         await anyio.sleep(0.05)
                 assert route_count(state) == 1  # and nothing could be written meanwhile.
             finally:

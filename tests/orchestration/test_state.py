@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from skillrt.errors import StoreConflict
 from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
 from skillrt.orchestration.fsm import PhaseState, RunState
 from skillrt.orchestration.state import WorkflowStore, current_owner, owner_alive
@@ -173,7 +173,7 @@ def test_unknown_run(ws: WorkflowStore) -> None:
 def test_task_ids_are_unique_across_runs(ws: WorkflowStore) -> None:
     a, b = new_run(ws, "wf-a"), new_run(ws, "wf-b")
     ws.complete_step(a, 1, {"task_id": TASK}, task_id=TASK)
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(StoreConflict):
         ws.complete_step(b, 1, {"task_id": TASK}, task_id=TASK)
     assert ws.load(b).state is RunState.CREATED
 

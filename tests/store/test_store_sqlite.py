@@ -60,7 +60,7 @@ def test_newer_database_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError) as exc:
         Store(path).connection()
-    assert exc.value.code == "E_STORE"
+    assert exc.value.code == "E_STORE_SCHEMA_TOO_NEW"
     assert "upgrade skillrt" in exc.value.message
 
 

@@ -15,7 +15,7 @@ from skillrt.routing.plan import RouteResult
 from skillrt.routing.router import Router
 from skillrt.skills.reader import read_skill
 from skillrt.store.sqlite import Store
-from skillrt.telemetry.writer import RouteEventWriter
+from skillrt.telemetry.writer import Batch, RouteEventWriter
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_locked_store_delays_but_loses_nothing(
             writer.submit(r, surface="mcp")  # returns at once, lock or not
         assert not writer.flush(0.5)  # cannot drain while the lock is held
         assert writer.pending == 3
-        assert any("locked or read-only" in m for m in caplog.messages)
+        assert any("locked or unavailable" in m for m in caplog.messages)
         holder.execute("COMMIT")
         holder.close()
         assert writer.flush(30)
@@ -84,22 +84,59 @@ def test_unwritable_store_drops_with_a_warning(
     db = tmp_path / "state.db"
     Store(db).schema_version()
     ro = Store(db, read_only=True)  # every write fails, like a read-only file
-    calls: list[str] = []
+    calls: list[int] = []
 
-    def record(store: Store, result: RouteResult, **kw: object) -> object:
-        from skillrt.telemetry.events import record_route
+    def write(store: Store, items: Batch) -> int:
+        from skillrt.telemetry.events import write_route_events
 
-        calls.append(result.route_id)
-        return record_route(ro, result, **kw)  # type: ignore[arg-type]
+        calls.append(len(items))
+        return write_route_events(ro, items)
 
-    writer = RouteEventWriter(db, give_up_s=0.2, record=record)
-    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"), pytest.warns(Warning):
+    writer = RouteEventWriter(db, give_up_s=0.2, write=write)
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
         writer.submit(routes(1)[0], surface="mcp")
         assert writer.flush(30)
     writer.close()
     assert writer.dropped == 1 and writer.written == 0 and count(db) == 0
-    assert len(calls) >= 2  # retried before giving up
+    assert calls == [1]  # a read-only store is not retried: retrying cannot cure it
     assert any("was not recorded" in m for m in caplog.messages)
+
+
+def test_unavailable_store_is_retried_then_given_up(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    from skillrt.errors import StoreUnavailable
+
+    db = tmp_path / "state.db"
+    calls: list[int] = []
+
+    def write(store: Store, items: Batch) -> int:
+        calls.append(len(items))
+        raise StoreUnavailable("server restarting", retryable=True)
+
+    writer = RouteEventWriter(db, give_up_s=0.3, write=write)
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
+        writer.submit(routes(1)[0], surface="mcp")
+        assert writer.flush(30)
+    writer.close()
+    assert writer.dropped == 1 and len(calls) >= 2  # retried until it gave up
+    assert any("was not recorded" in m for m in caplog.messages)
+
+
+def test_a_batch_written_twice_counts_once(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]]
+) -> None:
+    """A batch retried after a commit whose answer was lost adds nothing twice."""
+    from skillrt.telemetry.events import route_event, write_route_events
+    from skillrt.telemetry.stats import skill_stats
+
+    store = Store(tmp_path / "state.db")
+    batch = [(route_event(r, surface="mcp"), [c.name for c in r.candidates]) for r in routes(3)]
+    assert write_route_events(store, batch) == 3
+    before = skill_stats(store)
+    assert write_route_events(store, batch) == 0
+    assert skill_stats(store) == before
+    assert count(tmp_path / "state.db") == 3
 
 
 @pytest.mark.filterwarnings("ignore::skillrt.telemetry.events.TelemetryWarning")
@@ -144,3 +181,30 @@ def test_many_threads_no_loss(tmp_path: Path, routes: Callable[[int], list[Route
 def test_memory_store_is_refused() -> None:
     with pytest.raises(ValueError):
         RouteEventWriter(":memory:")
+
+
+def test_one_bad_event_costs_only_itself(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An event the store refuses (not a lock: a retry cannot cure it) is dropped alone;
+    the rest of its batch is written."""
+    from skillrt.errors import StoreError
+    from skillrt.telemetry.events import write_route_events
+
+    db = tmp_path / "state.db"
+    batch = routes(6)
+    poisoned = batch[2].route_id
+
+    def write(store: Store, items: Batch) -> int:
+        if any(event.route_id == poisoned for event, _ in items):
+            raise StoreError("invalid byte sequence")
+        return write_route_events(store, items)
+
+    writer = RouteEventWriter(db, write=write, linger_s=0.5)  # one batch of six
+    with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
+        for r in batch:
+            writer.submit(r, surface="mcp")
+        assert writer.flush(30)
+    writer.close()
+    assert writer.written == 5 and writer.dropped == 1 and count(db) == 5
+    assert any(poisoned in m and "was not recorded" in m for m in caplog.messages)

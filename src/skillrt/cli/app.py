@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "workflow_cmds",
     "telemetry_cmds",
     "mcp_cmds",
+    "state_cmds",
 )
 
 Handler = Callable[["CliContext"], int]
@@ -57,10 +58,21 @@ class CliContext:
             config = config.replace_section(
                 project_dir=Path.cwd(), state_dir=Path.cwd() / ".skillrt"
             )
+        import dataclasses
+
         state = getattr(self.args, "state", None)
         if state:
-            config = config.replace_section(state_dir=Path(state).resolve())
-        import dataclasses
+            from skillrt.config import StateConfig, check_state
+            from skillrt.store import is_postgres_url
+
+            if is_postgres_url(state):  # the shared state; caches stay in state_dir
+                section = dataclasses.replace(config.state, url=state)
+                check_state(section)
+                config = config.replace_section(state=section)
+            else:
+                config = config.replace_section(
+                    state_dir=Path(state).resolve(), state=StateConfig()
+                )
 
         if config.discovery.home_dir is not None:
             return config  # the config file named it
@@ -117,7 +129,10 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         "--config", metavar="FILE", default=default, help="config file (default ./skillrt.yaml)"
     )
     parser.add_argument(
-        "--state", metavar="DIR", default=default, help="state folder (default ./.skillrt/)"
+        "--state",
+        metavar="DIR|URL",
+        default=default,
+        help="state folder (default ./.skillrt/) or a postgresql:// URL of a shared store",
     )
     parser.add_argument(
         "--json",

@@ -226,7 +226,7 @@ def cmd_eval(ctx: CliContext) -> int:
     from skillrt.config import DiscoveryConfig
     from skillrt.errors import UsageError
     from skillrt.runtime import SkillRuntime
-    from skillrt.store.sqlite import MEMORY, Store
+    from skillrt.store import MEMORY, open_location, open_store
 
     args = ctx.args
     if args.limit is not None and args.limit < 1:
@@ -245,7 +245,7 @@ def cmd_eval(ctx: CliContext) -> int:
         discovery=dataclasses.replace(DiscoveryConfig(), conventional_roots=False)
     )
     state = getattr(args, "state", None)
-    store = Store(config.state_db) if state else Store(MEMORY)
+    store = open_store(config) if state else open_location(MEMORY)
     runtime = SkillRuntime(
         config,
         roots=[Path(r).resolve() for r in roots] if roots else [],

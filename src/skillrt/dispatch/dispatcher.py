@@ -71,7 +71,7 @@ from skillrt.execution.prerequisites import check_prerequisites
 from skillrt.execution.records import ExecutionRecorder, ExecutionRow, new_id
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 if TYPE_CHECKING:
     from skillrt.dispatch.run_skill import RunSkillResult

@@ -286,6 +286,7 @@ class DispatchService:
         """Fill the route event's execution_result / tokens / fallback_used (T1)."""
         from skillrt.telemetry.events import record_route_outcome
 
+        self.runtime.flush_events()  # the route event must be stored before its outcome
         tokens_in = tokens_out = 0
         for step in result.steps:
             for dispatch in step.dispatches:

@@ -41,7 +41,7 @@ from skillrt.execution.proposals import (
     split_unified_diff,
 )
 from skillrt.skills.model import Skill
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 ALLOWED_FILES = ("SKILL.md",)
 ALLOWED_DIRS = ("scripts", "references")

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillrt.execution.fallback import Transition
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 log = logging.getLogger(__name__)
 

@@ -61,7 +61,7 @@ from skillrt.execution.patches import (
 )
 from skillrt.execution.records import ExecutionRow, new_id
 from skillrt.skills.model import Skill
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 #: 001 §12 plus the two §13 early-stop edges (see the module docstring).
 REPAIR_TRANSITIONS: Mapping[str, frozenset[str]] = {

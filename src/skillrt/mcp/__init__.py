@@ -27,13 +27,12 @@ __all__ = ["Changes", "SkillService", "ToolOutcome", "event_writer", "serve"]
 def event_writer(runtime: SkillRuntime) -> RouteEventWriter | None:
     """The background route-event writer a long-lived server should use (None when
     telemetry is off or the store is in memory: then the runtime records directly)."""
-    from skillrt.store.sqlite import MEMORY
     from skillrt.telemetry.writer import RouteEventWriter
 
-    if not runtime.config.telemetry.enabled or runtime.store.path == MEMORY:
+    if not runtime.config.telemetry.enabled or runtime.store.is_memory:
         return None
     return RouteEventWriter(
-        runtime.store.path,
+        runtime.store,
         write_timeout_ms=runtime.config.telemetry.write_timeout_ms,
         record_query_text=runtime.config.routing.record_query_text,
         read_only=runtime.store.read_only,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from skillrt.config import DiscoveryConfig
-from skillrt.store.sqlite import Store
+from skillrt.errors import StoreError
+from skillrt.store.base import Store
 
 
 def roots_fingerprint(
@@ -84,6 +84,6 @@ def _state_token(store: Store) -> str:
             )
             .fetchone()
         )
-    except sqlite3.Error:
+    except StoreError:
         return "unavailable"
     return f"{row[0]}:{row[1]}:{row[2]}"

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from skillrt.dispatch.edges import EdgeIndex
     from skillrt.dispatch.roles import RoleGuides
     from skillrt.skills.registry import SkillRegistry
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
 
 __all__ = ["DirectAgents", "DispatchedAgents", "PhaseAgents", "PhaseCall", "PreparedPhase"]
 

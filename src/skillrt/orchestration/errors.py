@@ -7,6 +7,7 @@
     ├── WorkflowNotFound             E_WORKFLOW_NOT_FOUND        no run with that id
     ├── IllegalTransition            E_WORKFLOW_ILLEGAL_TRANSITION  the FSM forbids the move
     ├── WorkflowBusy                 E_WORKFLOW_BUSY             another live process owns the run
+    │   └── WorkflowLeaseLost        E_WORKFLOW_LEASE_LOST       this process's lease ran out
     ├── WorkflowRunnerRequired       E_WORKFLOW_RUNNER_REQUIRED  resume needs a runner it lacks
     ├── PhaseRunFailed               E_WORKFLOW_PHASE_FAILED     the phase's runner failed
     ├── MemoryVerificationFailed     E_MEMORY_VERIFICATION_FAILED  memory file not acceptable
@@ -25,6 +26,7 @@ __all__ = [
     "WorkflowBusy",
     "WorkflowConfigError",
     "WorkflowError",
+    "WorkflowLeaseLost",
     "WorkflowNotFound",
     "WorkflowRunnerRequired",
 ]
@@ -52,6 +54,13 @@ class WorkflowBusy(WorkflowError):
     """Another live process is driving this run right now."""
 
     code = "E_WORKFLOW_BUSY"
+
+
+class WorkflowLeaseLost(WorkflowBusy):
+    """This process's lease on the run expired and another worker took the run over: it
+    stops driving it (nothing it does after that is written)."""
+
+    code = "E_WORKFLOW_LEASE_LOST"
 
 
 class WorkflowRunnerRequired(WorkflowError):

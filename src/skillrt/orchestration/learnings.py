@@ -17,12 +17,15 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from skillrt.atomic import atomic_write_text
 from skillrt.orchestration.errors import MemoryPathEscape
 
 __all__ = [
+    "FileLearnings",
     "Learning",
+    "LearningsBook",
     "LearningsMerge",
     "LearningsText",
     "extract_learnings",
@@ -54,22 +57,57 @@ class Learning:
 
 @dataclass(frozen=True)
 class LearningsText:
-    """The learnings injected into a phase prompt."""
+    """The learnings injected into a phase prompt (``path`` None: kept in the store)."""
 
     domain: str
-    path: Path
+    path: Path | None
     text: str
     truncated: bool = False
 
 
 @dataclass(frozen=True)
 class LearningsMerge:
-    """What step 6 did to a learnings file."""
+    """What step 6 did to a domain's learnings (``path`` None: kept in the store)."""
 
     domain: str
-    path: Path
+    path: Path | None
     added: tuple[str, ...] = ()
     duplicates: tuple[str, ...] = field(default_factory=tuple)
+
+
+class LearningsBook(Protocol):
+    """Where a domain's learnings are kept: files, or a shared store."""
+
+    def read(self, domain: str, *, max_chars: int = ...) -> LearningsText: ...
+
+    def merge(self, domain: str, learnings: Sequence[Learning]) -> LearningsMerge: ...
+
+
+@dataclass(frozen=True)
+class FileLearnings:
+    """``<folder>/<domain>.md`` files (an embedded store's learnings)."""
+
+    folder: Path
+
+    def read(self, domain: str, *, max_chars: int = DEFAULT_MAX_LEARNINGS_CHARS) -> LearningsText:
+        return read_learnings(self.folder, domain, max_chars=max_chars)
+
+    def merge(self, domain: str, learnings: Sequence[Learning]) -> LearningsMerge:
+        return merge_learnings(self.folder, domain, learnings)
+
+
+def heading(domain: str) -> str:
+    """The first line of a domain's learnings."""
+    return f"# {domain.capitalize()} domain learnings"
+
+
+def tail(text: str, max_chars: int) -> tuple[str, bool]:
+    """The newest (last) whole lines of ``text`` within ``max_chars``; truncated?"""
+    if len(text) <= max_chars:
+        return text.strip(), False
+    end = text[-max_chars:]
+    cut = end.find("\n")
+    return (end[cut + 1 :] if cut >= 0 else end).strip(), True
 
 
 def learnings_path(learnings_dir: Path, domain: str) -> Path:
@@ -91,12 +129,8 @@ def read_learnings(
         text = path.read_text(encoding="utf-8-sig", errors="replace")
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return LearningsText(domain=domain, path=path, text="")
-    if len(text) <= max_chars:
-        return LearningsText(domain=domain, path=path, text=text.strip())
-    tail = text[-max_chars:]
-    cut = tail.find("\n")
-    tail = tail[cut + 1 :] if cut >= 0 else tail
-    return LearningsText(domain=domain, path=path, text=tail.strip(), truncated=True)
+    kept, truncated = tail(text, max_chars)
+    return LearningsText(domain=domain, path=path, text=kept, truncated=truncated)
 
 
 def extract_learnings(memory_text: str) -> list[str]:
@@ -153,6 +187,21 @@ def extract_learnings(memory_text: str) -> list[str]:
     return items
 
 
+def normalise(text: str) -> str:
+    """A lesson's identity: lower case, single spaces, no attribution or end stop."""
+    return _normalise(text)
+
+
+def existing_lines(text: str) -> list[tuple[str, str]]:
+    """``(key, line)`` of every bullet of a learnings file, in order."""
+    out = []
+    for line in text.splitlines():
+        m = _BULLET.match(line)
+        if m:
+            out.append((_normalise(m.group(1)), line.rstrip()))
+    return out
+
+
 def _normalise(text: str) -> str:
     text = _ATTRIBUTION.sub("", text)
     return " ".join(text.lower().split()).rstrip(" .;")
@@ -179,7 +228,7 @@ def merge_learnings(
         try:
             current = path.read_text(encoding="utf-8-sig")
         except FileNotFoundError:
-            current = f"# {domain.capitalize()} domain learnings\n\n"
+            current = f"{heading(domain)}\n\n"
         known = _existing(current)
         added: list[str] = []
         duplicates: list[str] = []

@@ -16,14 +16,13 @@ passes verification; there is no way around it.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from skillrt.errors import RunnerError, SkillrtError, StoreError, UsageError
+from skillrt.errors import RunnerError, SkillrtError, StoreConflict, StoreError, UsageError
 from skillrt.execution.base import Runner
 from skillrt.orchestration.agents import DirectAgents, PhaseAgents, PhaseCall, PreparedPhase
 from skillrt.orchestration.documents import (
@@ -51,10 +50,10 @@ from skillrt.orchestration.events import (
 )
 from skillrt.orchestration.fsm import STEPS, PhaseState, RunState, check_phase, step
 from skillrt.orchestration.learnings import (
+    FileLearnings,
     Learning,
+    LearningsBook,
     extract_learnings,
-    merge_learnings,
-    read_learnings,
 )
 from skillrt.orchestration.memory import (
     MemoryFolder,
@@ -63,7 +62,13 @@ from skillrt.orchestration.memory import (
 )
 from skillrt.orchestration.prompt import PhasePrompt, build_phase_prompt
 from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec, load_workflow_spec
-from skillrt.orchestration.state import PhaseRecord, RunRecord, WorkflowStore, current_owner
+from skillrt.orchestration.state import (
+    LeaseKeeper,
+    PhaseRecord,
+    RunRecord,
+    WorkflowStore,
+    current_owner,
+)
 
 __all__ = ["EngineSettings", "Mode", "RunnerFactory", "WorkflowEngine", "new_run_id"]
 
@@ -92,6 +97,8 @@ class EngineSettings:
     max_context_file_chars: int = 40_000
     max_learnings_chars: int = 12_000
     merge_learnings: bool = True
+    #: Where domain learnings are kept; None: ``<run's learnings_dir>/<domain>.md``.
+    learnings: LearningsBook | None = None
 
 
 class _RunnerSlot:
@@ -129,6 +136,9 @@ class WorkflowEngine:
             ``phase:ID:running``, ``phase:ID:written``, ``complete``); the CLI's test hook.
         agents: How phase agents are prepared and run (the dispatcher, by default in the
             runtime; :class:`DirectAgents` here).
+        worker_id: This worker's name as a run's owner (unique per process); default
+            ``host:pid:start``, which also lets a worker on the same host see at once
+            that an owner died. Any other name is only taken over when its lease ends.
     """
 
     def __init__(
@@ -141,8 +151,12 @@ class WorkflowEngine:
         observer: Observer | None = None,
         checkpoint: Checkpoint | None = None,
         agents: PhaseAgents | None = None,
+        worker_id: str | None = None,
     ) -> None:
         self.store = store
+        self.worker_id = worker_id
+        #: The owner this engine drives its run as (set when it claims one).
+        self._owner: str | None = None
         self.agents = agents or DirectAgents()
         self.settings = settings
         self._classifier_factory = classifier
@@ -178,7 +192,7 @@ class WorkflowEngine:
         # Fail fast, before a run exists: a bad config or an unknown role.
         self.agents.validate(load_workflow_spec(skill_dir).phases)
         run_id = new_run_id()
-        owner = current_owner()
+        owner = self._claimant()
         options: dict[str, Any] = {}
         if domain is not None:
             options["domain"] = domain
@@ -221,7 +235,7 @@ class WorkflowEngine:
         rec = self.store.load(run_id)
         if rec.state is RunState.COMPLETED:
             return rec
-        owner = current_owner()
+        owner = self._claimant()
         self.store.claim(run_id, owner)
         try:
             if runner is not None and runner_spec is None:
@@ -230,12 +244,12 @@ class WorkflowEngine:
                 new_mode = mode or ("runner" if runner_spec is not None else rec.mode)
                 spec = runner_spec if new_mode == "runner" else None
                 if new_mode != rec.mode or spec != rec.runner:
-                    self.store.set_mode(run_id, new_mode, spec)
+                    self.store.set_mode(run_id, new_mode, spec, owner=owner)
                 rec = self.store.load(run_id)
             slot = _RunnerSlot(runner, rec.runner, self.runner_factory)
             return self._drive(run_id, slot, owner)
         finally:
-            self.store.release(run_id, owner)
+            self._release(run_id, owner)
 
     def advance(self, run_id: str, phase_id: str) -> RunRecord:
         """Verify ``phase_id``'s memory file and move the FSM on (seed 002 advance_phase).
@@ -244,8 +258,9 @@ class WorkflowEngine:
         not completed; nothing changes then. In manual mode the next phase's directive
         (or the completion) follows; in runner mode ``resume`` runs the next phase.
         """
-        owner = current_owner()
+        owner = self._claimant()
         self.store.claim(run_id, owner)
+        self._owner = owner
         try:
             rec = self.store.load(run_id)
             if rec.state is RunState.COMPLETED:
@@ -277,37 +292,31 @@ class WorkflowEngine:
                 exc.context.setdefault("run_id", run_id)
                 raise
             if rec.state is RunState.BLOCKED:
-                self.store.unblock(run_id)
+                self.store.unblock(run_id, owner=owner)
             self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, manual=True)
             if rec.mode == "manual":
                 return self._drive(run_id, _RunnerSlot(None, None, None), owner)
             return self.store.load(run_id)
         finally:
+            self._release(run_id, owner)
+
+    def _claimant(self) -> str:
+        return self.worker_id or current_owner()
+
+    def _release(self, run_id: str, owner: str) -> None:
+        """Give the run up; when the store cannot be reached the lease runs out instead."""
+        try:
             self.store.release(run_id, owner)
+        except StoreError:
+            pass
 
     # -- the drive loop ----------------------------------------------------------------
     def _drive(self, run_id: str, runner: _RunnerSlot, owner: str) -> RunRecord:
         try:
             self.store.claim(run_id, owner)
-            rec = self.store.load(run_id)
-            if rec.state is RunState.BLOCKED:
-                self.store.unblock(run_id)
-                rec = self.store.load(run_id)
-            while rec.state is not RunState.COMPLETED:
-                if rec.state is RunState.TRIGGERING_AGENTS:
-                    if not self._run_phases(rec, runner):
-                        return self.store.load(run_id)  # manual: awaiting an outside agent
-                    self._complete_agents(self.store.load(run_id))
-                elif rec.state is RunState.MEMORY_CREATED:
-                    self._point("step:5", run_id)
-                    seq = self.store.begin_agents(run_id)
-                    self._emit_agents_started(rec, seq)
-                else:
-                    number = _NEXT_STEP[rec.state]
-                    self._point(f"step:{number}", run_id)
-                    self._run_step(number, rec)
-                rec = self.store.load(run_id)
-            return rec
+            self._owner = owner
+            with LeaseKeeper(self.store, run_id, owner):
+                return self._drive_loop(run_id, runner)
         except _NOT_BLOCKING:
             raise
         except StoreError:
@@ -320,11 +329,33 @@ class WorkflowEngine:
             self._block(run_id, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
             raise
         finally:
-            self.store.release(run_id, owner)
+            self._release(run_id, owner)
+
+    def _drive_loop(self, run_id: str, runner: _RunnerSlot) -> RunRecord:
+        owner = self._owner
+        rec = self.store.load(run_id)
+        if rec.state is RunState.BLOCKED:
+            self.store.unblock(run_id, owner=owner)
+            rec = self.store.load(run_id)
+        while rec.state is not RunState.COMPLETED:
+            if rec.state is RunState.TRIGGERING_AGENTS:
+                if not self._run_phases(rec, runner):
+                    return self.store.load(run_id)  # manual: awaiting an outside agent
+                self._complete_agents(self.store.load(run_id))
+            elif rec.state is RunState.MEMORY_CREATED:
+                self._point("step:5", run_id)
+                seq = self.store.begin_agents(run_id, owner=owner)
+                self._emit_agents_started(rec, seq)
+            else:
+                number = _NEXT_STEP[rec.state]
+                self._point(f"step:{number}", run_id)
+                self._run_step(number, rec)
+            rec = self.store.load(run_id)
+        return rec
 
     def _block(self, run_id: str, error: Mapping[str, Any]) -> None:
         try:
-            seq = self.store.block(run_id, error)
+            seq = self.store.block(run_id, error, owner=self._owner)
         except SkillrtError:
             return  # the run cannot be blocked (gone, completed); the error still surfaces
         phase = error.get("phase_id")
@@ -361,8 +392,10 @@ class WorkflowEngine:
             ):
                 continue  # a stray file already claims this id
             try:
-                seq = self.store.complete_step(rec.run_id, 1, {"task_id": task_id}, task_id=task_id)
-            except sqlite3.IntegrityError:
+                seq = self.store.complete_step(
+                    rec.run_id, 1, {"task_id": task_id}, task_id=task_id, owner=self._owner
+                )
+            except StoreConflict:
                 continue  # another run holds this task id
             self._emit_step(rec.run_id, 1, {"task_id": task_id}, seq)
             return
@@ -373,7 +406,9 @@ class WorkflowEngine:
         explicit = rec.options.get("domain")
         result = classifier.explicit(explicit) if explicit else classifier.classify(rec.query)
         output = result.to_output()
-        seq = self.store.complete_step(rec.run_id, 2, output, domain=result.domain)
+        seq = self.store.complete_step(
+            rec.run_id, 2, output, domain=result.domain, owner=self._owner
+        )
         self._emit_step(rec.run_id, 2, output, seq)
 
     def _step_read_skill(self, rec: RunRecord) -> None:
@@ -382,7 +417,7 @@ class WorkflowEngine:
         task_id = rec.task_id
         output = {"skill_config": spec.to_dict()}
         phases = [(p.id, p.agent, p.memory_file_name(task_id)) for p in spec.phases]
-        seq = self.store.complete_step(rec.run_id, 3, output, phases=phases)
+        seq = self.store.complete_step(rec.run_id, 3, output, phases=phases, owner=self._owner)
         self._emit_step(rec.run_id, 3, output, seq)
 
     def _step_create_memory(self, rec: RunRecord) -> None:
@@ -401,7 +436,7 @@ class WorkflowEngine:
         )
         path = _io(lambda: folder.write(context_file_name(task_id), text), rec.run_id)
         output = {"memory_file": str(path), "memory_dir": str(folder.root)}
-        seq = self.store.complete_step(rec.run_id, 4, output)
+        seq = self.store.complete_step(rec.run_id, 4, output, owner=self._owner)
         self._emit_step(rec.run_id, 4, output, seq)
 
     def _complete_agents(self, rec: RunRecord) -> None:
@@ -416,7 +451,7 @@ class WorkflowEngine:
             for p in rec.phases
         ]
         output = {"phases_completed": completed}
-        seq = self.store.complete_step(rec.run_id, 5, output)
+        seq = self.store.complete_step(rec.run_id, 5, output, owner=self._owner)
         self._emit_step(rec.run_id, 5, output, seq)
 
     def _step_complete(self, rec: RunRecord) -> None:
@@ -449,11 +484,9 @@ class WorkflowEngine:
         summary_path = _io(lambda: folder.write(summary_file_name(task_id), document), rec.run_id)
         learnings_file = None
         if self.settings.merge_learnings and lessons:
-            merged = _io(
-                lambda: merge_learnings(Path(rec.learnings_dir), rec.domain or "", lessons),
-                rec.run_id,
-            )
-            learnings_file = str(merged.path)
+            book = self._learnings(rec)
+            merged = _io(lambda: book.merge(rec.domain or "", lessons), rec.run_id)
+            learnings_file = str(merged.path) if merged.path is not None else None
         output: dict[str, Any] = {
             "summary": summary,
             "summary_file": str(summary_path),
@@ -461,13 +494,14 @@ class WorkflowEngine:
             "learnings": {
                 "domain": rec.domain,
                 "file": learnings_file,
+                "in_store": self.settings.learnings is not None,
                 "lessons": [f"{x.phase_id}: {x.text}" for x in lessons],
             },
         }
         if changed:
             output["changed_after_verification"] = changed
         self._point("step:6:commit", rec.run_id)
-        seq = self.store.complete_step(rec.run_id, 6, output)
+        seq = self.store.complete_step(rec.run_id, 6, output, owner=self._owner)
         self._point("complete", rec.run_id)
         self._emit(
             rec.run_id,
@@ -522,7 +556,11 @@ class WorkflowEngine:
         else:
             self._point(f"phase:{phase.id}", rec.run_id)
             seq = self.store.phase_transition(
-                rec.run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt)
+                rec.run_id,
+                phase.id,
+                PhaseState.RUNNING,
+                prompt_sha256=_sha(prompt),
+                owner=self._owner,
             )
         path = folder.root / prec.memory_file
         self._emit(
@@ -557,7 +595,7 @@ class WorkflowEngine:
         prepared = self._prepare(rec, spec, phase, prec.index, folder, runner)
         prompt = prepared.prompt
         seq = self.store.phase_transition(
-            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt)
+            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
         )
         path = folder.root / prec.memory_file
         self._emit(
@@ -611,7 +649,7 @@ class WorkflowEngine:
 
     def _mark_failed(self, rec: RunRecord, phase: PhaseSpec, err: SkillrtError) -> None:
         seq = self.store.phase_transition(
-            rec.run_id, phase.id, PhaseState.FAILED, error=err.to_dict()
+            rec.run_id, phase.id, PhaseState.FAILED, error=err.to_dict(), owner=self._owner
         )
         self._emit(
             rec.run_id,
@@ -645,7 +683,12 @@ class WorkflowEngine:
         if runner:
             detail["runner"] = dict(runner)
         seq = self.store.phase_transition(
-            rec.run_id, prec.phase_id, PhaseState.VERIFIED, memory_sha256=sha256, detail=detail
+            rec.run_id,
+            prec.phase_id,
+            PhaseState.VERIFIED,
+            memory_sha256=sha256,
+            detail=detail,
+            owner=self._owner,
         )
         nxt = prec.index + 1
         if nxt < len(spec.phases):
@@ -684,8 +727,8 @@ class WorkflowEngine:
         exclude = {p.memory_file_name(task_id) for p in spec.phases[index:]}
         exclude.add(summary_file_name(task_id))
         context = folder.match(phase.context, task_id, exclude=exclude)
-        learnings = read_learnings(
-            Path(rec.learnings_dir), rec.domain, max_chars=self.settings.max_learnings_chars
+        learnings = self._learnings(rec).read(
+            rec.domain, max_chars=self.settings.max_learnings_chars
         )
         task = build_phase_prompt(
             PhasePrompt(
@@ -717,6 +760,11 @@ class WorkflowEngine:
         if self._classifier is None:
             self._classifier = self._classifier_factory()
         return self._classifier
+
+    def _learnings(self, rec: RunRecord) -> LearningsBook:
+        if self.settings.learnings is not None:
+            return self.settings.learnings
+        return FileLearnings(Path(rec.learnings_dir))
 
     def _spec(self, rec: RunRecord) -> WorkflowSpec:
         # The step-3 snapshot, never the file again: a resumed run runs what it started.

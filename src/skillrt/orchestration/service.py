@@ -17,6 +17,7 @@ from skillrt.orchestration.agents import DispatchedAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.events import Checkpoint, Observer
+from skillrt.orchestration.learnings_store import StoreLearnings
 from skillrt.orchestration.protocol import EngineSettings, Mode, RunnerFactory, WorkflowEngine
 from skillrt.orchestration.spec import CONFIG_FILENAME
 from skillrt.orchestration.state import WorkflowStore
@@ -25,7 +26,7 @@ from skillrt.orchestration.status import RunSummary, WorkflowStatus, run_status,
 if TYPE_CHECKING:
     from skillrt.execution.base import Runner
     from skillrt.skills.registry import SkillRegistry
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
 
 __all__ = ["Workflows", "describe_runner", "resolve_dirs"]
 
@@ -73,7 +74,11 @@ class Workflows:
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
-        self.store = WorkflowStore(store, synchronous=config.orchestration.synchronous)
+        self.store = WorkflowStore(
+            store,
+            synchronous=config.orchestration.synchronous,
+            lease_s=config.orchestration.lease_s,
+        )
         self._registry = registry
         self.environ = dict(environ or {})
         memory_dir, learnings_dir = resolve_dirs(config)
@@ -86,6 +91,7 @@ class Workflows:
             max_context_file_chars=orch.max_context_file_chars,
             max_learnings_chars=orch.max_learnings_chars,
             merge_learnings=orch.merge_learnings,
+            learnings=StoreLearnings(store) if store.shared else None,
         )
 
     # -- building blocks ---------------------------------------------------------------
@@ -142,6 +148,7 @@ class Workflows:
             agents=DispatchedAgents(
                 self._registry(), self.config, store=self.store.store, environ=self.environ
             ),
+            worker_id=self.config.orchestration.worker_id,
         )
 
     def resolve_skill(self, skill: str) -> tuple[str, Path]:

@@ -1,36 +1,52 @@
-"""Durable run state in the SQLite store (migration 5), one transaction per transition.
+"""Durable run state in the store (migrations 5 and 7), one transaction per transition.
 
-Every method that changes a run opens ``BEGIN IMMEDIATE``, reads the run's *stored*
-state, checks the move against the FSM tables, writes the new state, the step output
-or phase row and a numbered ``workflow_transitions`` row, and commits — or changes
-nothing. The stored state is the only truth: two processes cannot both make the same
-move, and a process that crashed leaves the last committed transition behind.
+Every method that changes a run opens a transaction, reads the run's *stored* state
+with the run's row locked (SQLite's write lock, PostgreSQL's ``FOR UPDATE``), checks
+the move against the FSM tables, writes the new state, the step output or phase row
+and a numbered ``workflow_transitions`` row, and commits — or changes nothing. The
+stored state is the only truth: two processes cannot both make the same move, and a
+process that crashed leaves the last committed transition behind.
 
-Durability (``orchestration.synchronous``): SQLite's WAL survives a killed process at
-any ``synchronous`` level — a commit is in the WAL before ``COMMIT`` returns. What the
-level decides is an OS crash or power loss. ``results`` (the default) runs the
-transactions that record work done — a run created, a step output, a verified phase
-— with ``PRAGMA synchronous = FULL`` (the WAL is fsynced at that commit, and with it
-every earlier transaction), and the rest (a phase started or failed, blocked,
-unblocked, ownership) with ``NORMAL``. Power loss can then only drop a suffix of
-*intent* transitions, which resume re-derives: a phase whose start was lost runs
-again (it was never verified), one whose file is complete is verified without a
-re-run. ``full`` fsyncs every transition; ``normal`` none.
+Ownership is a lease: the process driving a run holds ``owner`` until ``lease_until``
+(the database's clock, so hosts need not agree on the time) and renews it while it
+works (:class:`LeaseKeeper`). A run whose lease ran out — its worker died, on any host
+— can be claimed by another worker; on the same host a dead owner is seen at once.
+Transitions given an ``owner`` are fenced: when the run's owner is someone else by
+then, the transition raises :class:`WorkflowLeaseLost` and writes nothing.
+
+Durability (``orchestration.synchronous``): a commit survives a killed process at any
+level — on SQLite it is in the WAL before ``COMMIT`` returns, on PostgreSQL in the
+server. What the level decides is an OS crash or power loss (of the server).
+``results`` (the default) syncs the transactions that record work done — a run
+created, a step output, a verified phase — to disk at commit (SQLite's ``synchronous =
+FULL``, which also syncs every earlier transaction), and lets the rest (a phase started
+or failed, blocked, unblocked, ownership) commit without waiting for the disk (SQLite's
+``NORMAL``, PostgreSQL's ``synchronous_commit = off``). Power loss can then only drop a
+suffix of *intent* transitions, which resume re-derives: a phase whose start was lost
+runs again (it was never verified), one whose file is complete is verified without a
+re-run. ``full`` syncs every transition; ``normal`` none.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
-import sqlite3
+import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
+from skillrt.errors import StoreError
+from skillrt.orchestration.errors import (
+    IllegalTransition,
+    WorkflowBusy,
+    WorkflowLeaseLost,
+    WorkflowNotFound,
+)
 from skillrt.orchestration.fsm import (
     PhaseState,
     RunState,
@@ -40,9 +56,11 @@ from skillrt.orchestration.fsm import (
     check_step_output,
     step,
 )
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Connection, Store
 
 __all__ = [
+    "DEFAULT_LEASE_S",
+    "LeaseKeeper",
     "PhaseRecord",
     "RunRecord",
     "WorkflowStore",
@@ -50,6 +68,10 @@ __all__ = [
 ]
 
 Synchronous = Literal["full", "results", "normal"]
+#: Seconds a claim holds a run without renewal (the keeper renews it every third of it).
+DEFAULT_LEASE_S = 30.0
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,7 @@ class RunRecord:
     last_error: Mapping[str, Any] | None = None
     owner: str | None = None
     completed_at: float | None = None
+    lease_until: float | None = None
     steps: Mapping[int, Mapping[str, Any]] = field(default_factory=dict)
     step_times: Mapping[int, float] = field(default_factory=dict)
     phases: tuple[PhaseRecord, ...] = ()
@@ -160,39 +183,48 @@ def _dumps(value: Any) -> str:
 class WorkflowStore:
     """Reads and transitions workflow runs in a :class:`Store`."""
 
-    def __init__(self, store: Store, *, synchronous: Synchronous = "results") -> None:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        synchronous: Synchronous = "results",
+        lease_s: float = DEFAULT_LEASE_S,
+    ) -> None:
         self.store = store
         self.synchronous = synchronous
+        self.lease_s = lease_s
 
     # -- transactions ------------------------------------------------------------------
-    @contextmanager
-    def _tx(self, *, result: bool = False) -> Iterator[sqlite3.Connection]:
-        """One transaction; fsynced per :attr:`synchronous` (``result``: it records work
-        done — a run created, a step output, a verified phase)."""
-        conn = self.store.connection()
-        full = (
-            self.synchronous == "full" or (self.synchronous == "results" and result)
-        ) and self.store.path != ":memory:"
-        if full:
-            conn.execute("PRAGMA synchronous = FULL")
-        try:
-            with self.store.transaction() as tx:
-                yield tx
-        finally:
-            if full:
-                conn.execute("PRAGMA synchronous = NORMAL")
+    def _tx(self, *, result: bool = False) -> AbstractContextManager[Connection]:
+        """One transaction; synced to disk per :attr:`synchronous` (``result``: it records
+        work done — a run created, a step output, a verified phase)."""
+        sync = self.synchronous == "full" or (self.synchronous == "results" and result)
+        return self.store.transaction(sync=sync)
 
-    def _row(self, conn: sqlite3.Connection, run_id: str) -> sqlite3.Row:
-        row: sqlite3.Row | None = conn.execute(
-            "SELECT * FROM workflow_runs WHERE run_id = ?", (run_id,)
+    def _row(
+        self, conn: Connection, run_id: str, *, lock: bool = True, owner: str | None = None
+    ) -> Any:
+        """The run's row, locked for this transaction; fenced when ``owner`` is given."""
+        row = conn.execute(
+            f"SELECT *, {conn.dialect.now} AS db_now FROM workflow_runs WHERE run_id = ?"
+            + (conn.dialect.for_update if lock else ""),
+            (run_id,),
         ).fetchone()
         if row is None:
             raise WorkflowNotFound(f"no workflow run {run_id!r}", run_id=run_id)
+        if owner is not None and row["owner"] != owner:
+            raise WorkflowLeaseLost(
+                f"run {run_id} is now driven by {row['owner'] or 'nobody'}: this process "
+                f"({owner}) lost its lease and stops",
+                run_id=run_id,
+                owner=row["owner"],
+                worker=owner,
+            )
         return row
 
     def _log(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         run_id: str,
         *,
         kind: str,
@@ -202,12 +234,15 @@ class WorkflowStore:
         phase_id: str | None = None,
         step_no: int | None = None,
         detail: Mapping[str, Any] | None = None,
+        owner: str | None = None,
     ) -> int:
+        # A fenced transition is also a heartbeat: it renews its owner's lease.
+        renew = f", lease_until = {conn.dialect.now} + ?" if owner is not None else ""
         seq = int(
             conn.execute(
-                "UPDATE workflow_runs SET seq = seq + 1, updated_at = ? WHERE run_id = ? "
-                "RETURNING seq",
-                (now, run_id),
+                f"UPDATE workflow_runs SET seq = seq + 1, updated_at = ?{renew} "
+                "WHERE run_id = ? RETURNING seq",
+                (now, self.lease_s, run_id) if owner is not None else (now, run_id),
             ).fetchone()[0]
         )
         conn.execute(
@@ -248,8 +283,8 @@ class WorkflowStore:
         with self._tx(result=True) as conn:
             conn.execute(
                 "INSERT INTO workflow_runs(run_id, skill, skill_dir, query, state, mode, runner,"
-                " memory_dir, learnings_dir, options, owner, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " memory_dir, learnings_dir, options, owner, created_at, updated_at, lease_until)"
+                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {conn.dialect.now} + ?)",
                 (
                     run_id,
                     skill,
@@ -264,13 +299,14 @@ class WorkflowStore:
                     owner,
                     now,
                     now,
+                    self.lease_s if owner is not None else None,
                 ),
             )
             self._log(conn, run_id, kind="run", from_state=None, to_state=RunState.CREATED, now=now)
 
     def load(self, run_id: str) -> RunRecord:
         conn = self.store.connection()
-        row = self._row(conn, run_id)
+        row = self._row(conn, run_id, lock=False)
         steps: dict[int, Mapping[str, Any]] = {}
         times: dict[int, float] = {}
         for s in conn.execute(
@@ -327,31 +363,63 @@ class WorkflowStore:
             for r in rows
         ]
 
-    # -- ownership (one live driver per run) --------------------------------------------
+    # -- ownership: one live driver per run, under a lease ------------------------------
     def claim(self, run_id: str, owner: str) -> None:
-        """Make ``owner`` the run's driver; refuse while another live process drives it."""
+        """Make ``owner`` the run's driver for :attr:`lease_s` seconds.
+
+        Refused (:class:`WorkflowBusy`) while another owner's lease runs, unless that
+        owner is a process on this host that is gone. A run claimed before leases
+        existed (no ``lease_until``) is held until its owner is seen dead.
+        """
         with self._tx() as conn:
             row = self._row(conn, run_id)
             held = row["owner"]
-            if held and held != owner and owner_alive(held):
-                raise WorkflowBusy(
-                    f"run {run_id} is being driven by another live process ({held}); "
-                    "wait for it to finish or stop it, then resume",
-                    run_id=run_id,
-                    owner=held,
-                )
-            conn.execute("UPDATE workflow_runs SET owner = ? WHERE run_id = ?", (owner, run_id))
+            if held and held != owner:
+                lease = row["lease_until"]
+                expired = lease is not None and float(lease) <= float(row["db_now"])
+                if not expired and owner_alive(held):
+                    left = None if lease is None else round(float(lease) - row["db_now"], 3)
+                    raise WorkflowBusy(
+                        f"run {run_id} is being driven by another live process ({held}); "
+                        "wait for it to finish (or its lease to run out), then resume",
+                        run_id=run_id,
+                        owner=held,
+                        lease_expires_in_s=left,
+                    )
+            conn.execute(
+                f"UPDATE workflow_runs SET owner = ?, lease_until = {conn.dialect.now} + ? "
+                "WHERE run_id = ?",
+                (owner, self.lease_s, run_id),
+            )
+
+    def renew(self, run_id: str, owner: str) -> bool:
+        """Extend ``owner``'s lease; False when the run is no longer its own."""
+        with self._tx() as conn:
+            cur = conn.execute(
+                f"UPDATE workflow_runs SET lease_until = {conn.dialect.now} + ? "
+                "WHERE run_id = ? AND owner = ?",
+                (self.lease_s, run_id, owner),
+            )
+            return cur.rowcount > 0
 
     def release(self, run_id: str, owner: str) -> None:
         with self._tx() as conn:
             conn.execute(
-                "UPDATE workflow_runs SET owner = NULL WHERE run_id = ? AND owner = ?",
+                "UPDATE workflow_runs SET owner = NULL, lease_until = NULL "
+                "WHERE run_id = ? AND owner = ?",
                 (run_id, owner),
             )
 
-    def set_mode(self, run_id: str, mode: str, runner: Mapping[str, Any] | None) -> None:
+    def set_mode(
+        self,
+        run_id: str,
+        mode: str,
+        runner: Mapping[str, Any] | None,
+        *,
+        owner: str | None = None,
+    ) -> None:
         with self._tx() as conn:
-            self._row(conn, run_id)
+            self._row(conn, run_id, owner=owner)
             conn.execute(
                 "UPDATE workflow_runs SET mode = ?, runner = ? WHERE run_id = ?",
                 (mode, _dumps(runner) if runner is not None else None, run_id),
@@ -367,6 +435,7 @@ class WorkflowStore:
         task_id: str | None = None,
         domain: str | None = None,
         phases: Sequence[tuple[str, str, str]] = (),
+        owner: str | None = None,
     ) -> int:
         """Record step ``number``'s output and move to the state it produces.
 
@@ -377,7 +446,7 @@ class WorkflowStore:
         check_step_output(number, output)
         now = time.time()
         with self._tx(result=True) as conn:
-            row = self._row(conn, run_id)
+            row = self._row(conn, run_id, owner=owner)
             current = RunState(row["state"])
             if number == 5:
                 if current is not RunState.TRIGGERING_AGENTS:
@@ -442,6 +511,7 @@ class WorkflowStore:
             return self._log(
                 conn,
                 run_id,
+                owner=owner,
                 kind="step",
                 step_no=number,
                 from_state=current,
@@ -449,15 +519,15 @@ class WorkflowStore:
                 now=now,
             )
 
-    def begin_agents(self, run_id: str) -> int:
+    def begin_agents(self, run_id: str, *, owner: str | None = None) -> int:
         """``memory_created -> triggering_agents``: step 5 starts."""
-        return self._move(run_id, RunState.TRIGGERING_AGENTS, kind="run", step_no=5)
+        return self._move(run_id, RunState.TRIGGERING_AGENTS, kind="run", step_no=5, owner=owner)
 
-    def block(self, run_id: str, error: Mapping[str, Any]) -> int:
+    def block(self, run_id: str, error: Mapping[str, Any], *, owner: str | None = None) -> int:
         """Stop the run with ``error``; it resumes where it was."""
         now = time.time()
         with self._tx() as conn:
-            row = self._row(conn, run_id)
+            row = self._row(conn, run_id, owner=owner)
             current = RunState(row["state"])
             if current is RunState.BLOCKED:
                 conn.execute(
@@ -474,6 +544,7 @@ class WorkflowStore:
             return self._log(
                 conn,
                 run_id,
+                owner=owner,
                 kind="run",
                 from_state=current,
                 to_state=RunState.BLOCKED,
@@ -481,11 +552,11 @@ class WorkflowStore:
                 detail={"error": dict(error)},
             )
 
-    def unblock(self, run_id: str) -> RunState:
+    def unblock(self, run_id: str, *, owner: str | None = None) -> RunState:
         """``blocked -> <blocked_from>``; returns the state the run is back in."""
         now = time.time()
         with self._tx() as conn:
-            row = self._row(conn, run_id)
+            row = self._row(conn, run_id, owner=owner)
             current = RunState(row["state"])
             if current is not RunState.BLOCKED:
                 return current
@@ -495,13 +566,23 @@ class WorkflowStore:
                 "UPDATE workflow_runs SET state = ?, blocked_from = NULL WHERE run_id = ?",
                 (back.value, run_id),
             )
-            self._log(conn, run_id, kind="run", from_state=current, to_state=back, now=now)
+            self._log(
+                conn, run_id, kind="run", from_state=current, to_state=back, now=now, owner=owner
+            )
             return back
 
-    def _move(self, run_id: str, target: RunState, *, kind: str, step_no: int | None) -> int:
+    def _move(
+        self,
+        run_id: str,
+        target: RunState,
+        *,
+        kind: str,
+        step_no: int | None,
+        owner: str | None = None,
+    ) -> int:
         now = time.time()
         with self._tx() as conn:
-            row = self._row(conn, run_id)
+            row = self._row(conn, run_id, owner=owner)
             current = RunState(row["state"])
             check_run(current, target, run_id=run_id)
             conn.execute(
@@ -510,6 +591,7 @@ class WorkflowStore:
             return self._log(
                 conn,
                 run_id,
+                owner=owner,
                 kind=kind,
                 step_no=step_no,
                 from_state=current,
@@ -528,11 +610,12 @@ class WorkflowStore:
         memory_sha256: str | None = None,
         error: Mapping[str, Any] | None = None,
         detail: Mapping[str, Any] | None = None,
+        owner: str | None = None,
     ) -> int:
         """Move one phase; starting it requires every earlier phase verified."""
         now = time.time()
         with self._tx(result=target is PhaseState.VERIFIED) as conn:
-            row = self._row(conn, run_id)
+            row = self._row(conn, run_id, owner=owner)
             if RunState(row["state"]) is not RunState.TRIGGERING_AGENTS:
                 check_run(row["state"], RunState.TRIGGERING_AGENTS, run_id=run_id)
             phases = [
@@ -579,6 +662,7 @@ class WorkflowStore:
             return self._log(
                 conn,
                 run_id,
+                owner=owner,
                 kind="phase",
                 phase_id=phase_id,
                 step_no=5,
@@ -589,8 +673,45 @@ class WorkflowStore:
             )
 
 
+class LeaseKeeper:
+    """Renews ``owner``'s lease on a run every third of the lease while it drives it.
+
+    When a renewal finds the run taken over (the lease had run out), :attr:`lost` is
+    set; the owner's next fenced transition fails with :class:`WorkflowLeaseLost`. A
+    renewal that cannot reach the store is retried at the next tick.
+    """
+
+    def __init__(self, store: WorkflowStore, run_id: str, owner: str) -> None:
+        self.store = store
+        self.run_id = run_id
+        self.owner = owner
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"skillrt-lease-{run_id}", daemon=True
+        )
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5.0)
+
+    def _run(self) -> None:
+        interval = max(0.05, self.store.lease_s / 3)
+        while not self._stop.wait(interval):
+            try:
+                if not self.store.renew(self.run_id, self.owner):
+                    self.lost = True
+                    return
+            except StoreError as exc:
+                log.warning("could not renew the lease on run %s: %s", self.run_id, exc)
+
+
 def _record(
-    row: sqlite3.Row,
+    row: Any,
     steps: Mapping[int, Mapping[str, Any]],
     times: Mapping[int, float],
     phases: tuple[PhaseRecord, ...],
@@ -615,6 +736,7 @@ def _record(
         last_error=json.loads(row["last_error"]) if row["last_error"] else None,
         owner=row["owner"],
         completed_at=row["completed_at"],
+        lease_until=row["lease_until"],
         steps=steps,
         step_times=times,
         phases=phases,

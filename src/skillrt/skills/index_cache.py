@@ -6,6 +6,10 @@ only seconds old is also checked against the content hash (sha256 of the Level-1
 bytes) before use, so an edit within one mtime tick is never missed. Writes are
 batched into one transaction, rows of files that are gone are pruned, and a store
 that cannot be read or written only costs the cache (a warning), never the listing.
+
+The cache belongs to this machine (paths and mtimes mean nothing elsewhere): it lives in
+the store's local SQLite file (:attr:`Store.local`), also when the shared state is on
+PostgreSQL.
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import hashlib
 import json
 import logging
 import os
-import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,7 +28,7 @@ from skillrt.errors import StoreError
 from skillrt.skills.model import BrokenSkill, Skill
 from skillrt.skills.reader import PARSER_VERSION, read_frontmatter_bytes
 from skillrt.skills.records import cache_build, cache_dumps
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +79,7 @@ class IndexCache:
             for path, mtime_ns, size, record in rows:
                 self._rows[path] = (mtime_ns, size, len(texts))
                 texts.append(record)
-        except (sqlite3.Error, StoreError) as exc:
+        except StoreError as exc:
             self._problem(f"index cache unavailable, parsing every skill: {exc}")
             self._rows = {}
 
@@ -183,7 +186,7 @@ class IndexCache:
                 )
                 if gone:
                     conn.executemany("DELETE FROM index_cache WHERE path = ?", gone)
-        except (sqlite3.Error, StoreError) as exc:
+        except StoreError as exc:
             self._problem(f"could not update the index cache: {exc}")
 
 

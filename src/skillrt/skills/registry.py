@@ -9,7 +9,6 @@ import builtins
 import gc
 import logging
 import os
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,7 +22,7 @@ from skillrt.skills.index_cache import FileKey, IndexCache
 from skillrt.skills.model import BrokenSkill, Diagnostic, ShadowedSkill, Skill
 from skillrt.skills.reader import read_skill
 from skillrt.store import skill_state
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +78,7 @@ class SkillRegistry:
             if store is not None:
                 try:
                     disabled = skill_state.disabled_names(store)
-                except (sqlite3.Error, StoreError) as exc:
+                except StoreError as exc:
                     # S6 state is unreadable: list everything as enabled, and say so.
                     log.warning("enable/disable state unavailable: %s", exc)
                     diags.append(
@@ -118,7 +117,11 @@ class SkillRegistry:
         skills: list[Skill] = []
         broken: list[BrokenSkill] = []
         with gc_paused():
-            cache = IndexCache(store, max_frontmatter_bytes=config.max_frontmatter_bytes)
+            # Parsed skills are a per-machine cache: the store's local SQLite file.
+            cache = IndexCache(
+                store.local if store is not None else None,
+                max_frontmatter_bytes=config.max_frontmatter_bytes,
+            )
             for root in roots:
                 for found in walk_root(root, config, report):
                     item = _load(found, config, cache)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 
 def disabled_names(store: Store) -> frozenset[str]:

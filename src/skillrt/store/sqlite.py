@@ -1,30 +1,72 @@
-"""One SQLite file holds skillrt's state: WAL, busy timeout, versioned schema.
+"""The embedded store: one SQLite file, WAL, busy timeout, versioned schema.
 
-Every area keeps its queries in its own module and goes through
-:meth:`Store.transaction` so each logical change commits atomically.
+One connection per thread, opened lazily (``:memory:`` shares one). Writers take the
+database's write lock at ``BEGIN IMMEDIATE``, so a transaction's reads and writes are
+never interleaved with another writer's.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any, ClassVar
 
-from skillrt.errors import StoreError
-from skillrt.store.schema import MIGRATIONS, latest_version
+from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew, StoreUnavailable
+from skillrt.store.base import MEMORY, SQLITE, Connection, Cursor, Dialect, Store
+from skillrt.store.schema import latest_version, statements
+
+__all__ = ["MEMORY", "SqliteConnection", "SqliteStore", "Store"]
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
-MEMORY = ":memory:"
 
 
-class Store:
-    """A handle on the state database; one connection per thread, opened lazily."""
+class SqliteConnection(Connection):
+    """A ``sqlite3`` connection whose errors are ``StoreError``s."""
+
+    __slots__ = ("location", "raw")
+    dialect: ClassVar[Dialect] = SQLITE
+
+    def __init__(self, raw: sqlite3.Connection, location: str) -> None:
+        self.raw = raw
+        self.location = location
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        try:
+            return self.raw.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise _error(exc, self.location) from exc
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        try:
+            self.raw.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise _error(exc, self.location) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.raw, name)  # the rest of sqlite3.Connection, for SQLite-only code
+
+
+def _error(exc: sqlite3.Error, location: str) -> StoreError:
+    if isinstance(exc, sqlite3.IntegrityError):
+        return StoreConflict(f"{exc} (state store {location})", path=location)
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        # Another writer holds the lock past the busy timeout: worth trying again.
+        return StoreUnavailable(f"{text} (state store {location})", path=location, retryable=True)
+    return StoreError(f"{text} (state store {location})", path=location)
+
+
+class SqliteStore(Store):
+    """The state database in one SQLite file (or ``:memory:``)."""
+
+    dialect: ClassVar[Dialect] = SQLITE
 
     def __init__(
         self,
-        path: Path | str,
+        path: Path | str = MEMORY,
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         read_only: bool = False,
@@ -35,23 +77,31 @@ class Store:
         self._local = threading.local()
         self._migrated = False
         self._migrate_lock = threading.Lock()
-        self._shared: sqlite3.Connection | None = None  # the one connection of a :memory: db
+        self._shared: SqliteConnection | None = None  # the one connection of a :memory: db
 
-    def connection(self) -> sqlite3.Connection:
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    @property
+    def is_memory(self) -> bool:
+        return self.path == MEMORY
+
+    def connection(self) -> SqliteConnection:
         """This thread's connection, migrated to the latest schema."""
         if self.path == MEMORY:
             if self._shared is None:
-                self._shared = self._open()
-                self._migrate(self._shared)
+                self._shared = SqliteConnection(self._open(), MEMORY)
+                self._migrate(self._shared.raw)
             return self._shared
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        conn: SqliteConnection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = self._open()
+            conn = SqliteConnection(self._open(), str(self.path))
             self._local.conn = conn
             if not self._migrated:
                 with self._migrate_lock:
                     if not self._migrated:
-                        self._migrate(conn)
+                        self._migrate(conn.raw)
                         self._migrated = True
         return conn
 
@@ -88,19 +138,20 @@ class Store:
             current = conn.execute("PRAGMA user_version").fetchone()[0]
             target = latest_version()
             if current > target:
-                raise StoreError(
+                raise StoreSchemaTooNew(
                     f"state store {self.path} has schema version {current}, newer than this "
                     f"skillrt understands ({target}); upgrade skillrt",
                     path=str(self.path),
                     schema_version=current,
+                    supported_version=target,
                 )
             if current == target or self.read_only:
                 return
             conn.execute("BEGIN IMMEDIATE")
             try:
                 current = conn.execute("PRAGMA user_version").fetchone()[0]
-                for version in sorted(v for v in MIGRATIONS if v > current):
-                    for statement in MIGRATIONS[version][1]:
+                for version in range(current + 1, target + 1):
+                    for statement in statements(version, "sqlite"):
                         conn.execute(statement)
                     conn.execute(f"PRAGMA user_version = {int(version)}")
                 conn.execute("COMMIT")
@@ -113,37 +164,55 @@ class Store:
             ) from exc
 
     @contextmanager
-    def transaction(self, *, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+    def transaction(
+        self, *, sync: bool | None = None, immediate: bool = True
+    ) -> Iterator[SqliteConnection]:
         """Run a block in one transaction: all of it commits, or none of it."""
         conn = self.connection()
+        raw = conn.raw
+        full = sync is True and self.path != MEMORY and not self.read_only
         try:
-            conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+            if full:  # fsync the WAL at this commit (and with it every earlier one)
+                raw.execute("PRAGMA synchronous = FULL")
+            raw.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
         except sqlite3.Error as exc:
-            raise StoreError(
-                f"cannot begin a transaction on {self.path}: {exc}", path=str(self.path)
-            ) from exc
+            if full:
+                raw.execute("PRAGMA synchronous = NORMAL")
+            raise _error(exc, f"{self.path}, beginning a transaction") from exc
         try:
             yield conn
         except BaseException:
-            conn.execute("ROLLBACK")
+            raw.execute("ROLLBACK")
             raise
         else:
             try:
-                conn.execute("COMMIT")
+                raw.execute("COMMIT")
             except sqlite3.Error as exc:
-                conn.execute("ROLLBACK")
-                raise StoreError(
-                    f"cannot commit to {self.path}: {exc}", path=str(self.path)
-                ) from exc
+                raw.execute("ROLLBACK")
+                raise _error(exc, f"{self.path}, committing") from exc
+        finally:
+            if full:
+                raw.execute("PRAGMA synchronous = NORMAL")
 
     def schema_version(self) -> int:
         return int(self.connection().execute("PRAGMA user_version").fetchone()[0])
 
+    def reopen(
+        self, *, busy_timeout_ms: int | None = None, read_only: bool | None = None
+    ) -> SqliteStore:
+        if self.path == MEMORY:
+            raise ValueError("an in-memory store cannot be reopened (it would be empty)")
+        return SqliteStore(
+            self.path,
+            busy_timeout_ms=self.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms,
+            read_only=self.read_only if read_only is None else read_only,
+        )
+
     def close(self) -> None:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        conn: SqliteConnection | None = getattr(self._local, "conn", None)
         if conn is not None:
-            conn.close()
+            conn.raw.close()
             self._local.conn = None
         if self._shared is not None:
-            self._shared.close()
+            self._shared.raw.close()
             self._shared = None

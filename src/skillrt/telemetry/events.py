@@ -11,33 +11,39 @@ Privacy: by default only the query's sha256 and length are stored, never its tex
 
 Recording never fails or blocks a route: a locked, read-only or broken store costs a
 :class:`TelemetryWarning` and the event, nothing else.
+
+:func:`write_route_events` writes a batch in one transaction and is idempotent: an
+event already stored (a batch retried after a commit whose answer was lost) is skipped,
+and only the events it inserts are counted in the skill stats.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
-from skillrt.telemetry.stats import record_routes
+from skillrt.telemetry.stats import add_route_counts
 
 if TYPE_CHECKING:
     from skillrt.routing.plan import RouteResult
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Connection, Store
 
 __all__ = [
     "RouteEvent",
     "TelemetryWarning",
+    "event_summary",
     "list_route_events",
     "query_type",
     "record_route",
     "record_route_outcome",
     "route_event",
+    "write_route_events",
 ]
 
 #: Candidates kept in a stored score breakdown (the best ones; the count is stored too).
@@ -113,7 +119,8 @@ def route_event(
         config_id=result.config_id,
         query_hash=hashlib.sha256(result.query.encode("utf-8")).hexdigest(),
         query_chars=len(result.query),
-        query_text=result.query if record_query_text else None,
+        # NUL is text to SQLite but not to PostgreSQL: never let one cost the event.
+        query_text=result.query.replace("\x00", "\ufffd") if record_query_text else None,
         query_type=query_type(result),
         candidate_count=len(result.candidates),
         selected_skills=result.plan.names,
@@ -122,6 +129,19 @@ def route_event(
         latency_ms=round(result.latency_ms, 3),
         model_id=model_id,
     )
+
+
+def event_summary(event: RouteEvent, *, recorded: bool, queued: bool = False) -> dict[str, Any]:
+    """The event as a route result carries it (``events``), without the breakdown."""
+    from dataclasses import fields
+
+    # Shallow: the breakdown (the only nested value) is left out; the candidates carry it.
+    data = {f.name: getattr(event, f.name) for f in fields(event) if f.name != "score_breakdown"}
+    data["selected_skills"] = list(event.selected_skills)
+    head: dict[str, Any] = {"event": "route", "table": "route_events", "recorded": recorded}
+    if queued:
+        head["queued"] = True
+    return {**head, **data}
 
 
 def record_route(
@@ -139,46 +159,90 @@ def record_route(
     event = route_event(
         result, surface=surface, model_id=model_id, record_query_text=record_query_text
     )
+    candidates = [c.name for c in result.candidates]
     try:
-        with store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO route_events(route_id, ts, surface, config_id, query_hash, "
-                "query_chars, query_text, query_type, candidate_count, selected_skills, "
-                "score_breakdown, routing_reason, latency_ms, tokens_in, tokens_out, "
-                "execution_result, fallback_used, model_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    event.route_id,
-                    event.ts,
-                    event.surface,
-                    event.config_id,
-                    event.query_hash,
-                    event.query_chars,
-                    event.query_text,
-                    event.query_type,
-                    event.candidate_count,
-                    json.dumps(list(event.selected_skills), ensure_ascii=False),
-                    json.dumps(event.score_breakdown, ensure_ascii=False),
-                    event.routing_reason,
-                    event.latency_ms,
-                    event.tokens_in,
-                    event.tokens_out,
-                    event.execution_result,
-                    int(event.fallback_used),
-                    event.model_id,
-                ),
-            )
-            if update_stats:
-                record_routes(
-                    conn,
-                    [c.name for c in result.candidates],
-                    result.plan.names,
-                    at=event.ts,
-                )
-    except (sqlite3.Error, StoreError, OSError) as exc:
+        write_route_events(store, [(event, candidates)], update_stats=update_stats)
+    except (StoreError, OSError) as exc:
         _warn(f"route {result.route_id} was not recorded: {exc}")
         return None
     return event
+
+
+_EVENT_COLUMNS = (
+    "route_id, ts, surface, config_id, query_hash, query_chars, query_text, query_type, "
+    "candidate_count, selected_skills, score_breakdown, routing_reason, latency_ms, "
+    "tokens_in, tokens_out, execution_result, fallback_used, model_id"
+)
+_EVENT_PARAMS = "(" + ", ".join("?" * 18) + ")"
+#: Events per INSERT statement (18 parameters each; SQLite allows 32766 per statement).
+_INSERT_CHUNK = 50
+
+
+def _event_row(event: RouteEvent) -> tuple[Any, ...]:
+    return (
+        event.route_id,
+        event.ts,
+        event.surface,
+        event.config_id,
+        event.query_hash,
+        event.query_chars,
+        event.query_text,
+        event.query_type,
+        event.candidate_count,
+        json.dumps(list(event.selected_skills), ensure_ascii=False),
+        json.dumps(event.score_breakdown, ensure_ascii=False),
+        event.routing_reason,
+        event.latency_ms,
+        event.tokens_in,
+        event.tokens_out,
+        event.execution_result,
+        int(event.fallback_used),
+        event.model_id,
+    )
+
+
+def write_route_events(
+    store: Store,
+    items: Sequence[tuple[RouteEvent, Sequence[str]]],
+    *,
+    update_stats: bool = True,
+) -> int:
+    """Insert ``(event, candidate names)`` items in one transaction; how many were new.
+
+    Raises ``StoreError`` (nothing is written then).
+    """
+    if not items:
+        return 0
+    with store.transaction(sync=False) as conn:
+        inserted = _insert_events(conn, [event for event, _ in items])
+        if update_stats and inserted:
+            counts: dict[str, tuple[int, int]] = {}
+            last = 0.0
+            for event, candidates in items:
+                if event.route_id not in inserted:
+                    continue
+                last = max(last, event.ts)
+                chosen = set(event.selected_skills)
+                for name in dict.fromkeys([*candidates, *event.selected_skills]):
+                    r, s = counts.get(name, (0, 0))
+                    counts[name] = (r + 1, s + int(name in chosen))
+            add_route_counts(conn, counts, last)
+    return len(inserted)
+
+
+def _insert_events(conn: Connection, events: Sequence[RouteEvent]) -> set[str]:
+    inserted: set[str] = set()
+    for start in range(0, len(events), _INSERT_CHUNK):
+        chunk = events[start : start + _INSERT_CHUNK]
+        params = [value for event in chunk for value in _event_row(event)]
+        rows = conn.execute(
+            f"INSERT INTO route_events({_EVENT_COLUMNS}) VALUES "
+            + ", ".join([_EVENT_PARAMS] * len(chunk))
+            + " ON CONFLICT(route_id) DO NOTHING RETURNING route_id",
+            params,
+        ).fetchall()
+        inserted.update(str(r[0]) for r in rows)
+    return inserted
 
 
 def record_route_outcome(
@@ -197,7 +261,7 @@ def record_route_outcome(
             f"got {execution_result!r}"
         )
     try:
-        with store.transaction() as conn:
+        with store.transaction(sync=False) as conn:
             cur = conn.execute(
                 "UPDATE route_events SET execution_result = ?, "
                 "tokens_in = COALESCE(?, tokens_in), tokens_out = COALESCE(?, tokens_out), "
@@ -211,7 +275,7 @@ def record_route_outcome(
                 ),
             )
             return cur.rowcount > 0
-    except (sqlite3.Error, StoreError, OSError) as exc:
+    except (StoreError, OSError) as exc:
         _warn(f"outcome of route {route_id} was not recorded: {exc}")
         return False
 

@@ -9,14 +9,13 @@ stored qualified (``ns:name``) so they compare with what the router selected.
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from skillrt.errors import SkillrtError, StoreError, UsageError
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Store
 
 #: The router's table of route events (migration slot 3).
 ROUTE_EVENTS = "route_events"
@@ -44,6 +43,12 @@ class Feedback:
         return not self.correct
 
 
+def _no_table(exc: StoreError) -> bool:
+    """The error says the table does not exist (SQLite's or PostgreSQL's words)."""
+    text = str(exc)
+    return "no such table" in text or "does not exist" in text
+
+
 def route_exists(store: Store, route_id: str) -> bool:
     try:
         row = (
@@ -51,10 +56,10 @@ def route_exists(store: Store, route_id: str) -> bool:
             .execute(f"SELECT 1 FROM {ROUTE_EVENTS} WHERE route_id = ? LIMIT 1", (route_id,))
             .fetchone()
         )
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
+    except StoreError as exc:
+        if _no_table(exc):
             return False
-        raise StoreError(f"cannot read route events: {exc}") from exc
+        raise
     return row is not None
 
 
@@ -86,7 +91,7 @@ def record_feedback(
         if qualified not in names:
             names.append(qualified)
     fb = Feedback(route_id, tuple(names), source, note, time.time())
-    with store.transaction() as conn:
+    with store.transaction(sync=False) as conn:
         conn.execute(
             "INSERT INTO route_feedback(route_id, correct, source, note, created_at) "
             "VALUES (?, ?, ?, ?, ?) ON CONFLICT(route_id) DO UPDATE SET "

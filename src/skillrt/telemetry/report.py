@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -16,8 +15,8 @@ from typing import Any
 from skillrt.config import TelemetryConfig
 from skillrt.errors import SkillrtError, StoreError, UsageError
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
-from skillrt.telemetry.feedback import ROUTE_EVENTS, load_feedback
+from skillrt.store.base import Store
+from skillrt.telemetry.feedback import ROUTE_EVENTS, _no_table, load_feedback
 from skillrt.telemetry.metrics import (
     RouteRecord,
     StatsReport,
@@ -166,10 +165,10 @@ def iter_routes(
     sql += " ORDER BY ts"
     try:
         rows = store.connection().execute(sql, params)
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return
-        raise StoreError(f"cannot read route events: {exc}") from exc
+    except StoreError as exc:
+        if _no_table(exc):
+            return  # a read-only store of an older schema: nothing was recorded
+        raise
     for row in rows:
         yield RouteRecord(
             route_id=row["route_id"],

@@ -7,16 +7,17 @@ dispatcher calls :func:`record_execution` after each run. Counters live in the
 
 from __future__ import annotations
 
-import sqlite3
+import threading
 import time
+import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from skillrt.errors import StoreError
 from skillrt.skills.model import Skill
-from skillrt.store.sqlite import Store
+from skillrt.store.base import Connection, Store
 
-__all__ = ["SkillStats", "record_execution", "record_routes", "skill_stats"]
+__all__ = ["SkillStats", "add_route_counts", "record_execution", "record_routes", "skill_stats"]
 
 _COLUMNS = (
     "name, routes, selections, executions, successes, failures, fallbacks, "
@@ -78,17 +79,18 @@ def record_execution(
     """Count one execution of ``skill`` (atomic upsert). Raises StoreError on failure."""
     name = _name(skill)
     try:
-        with store.transaction() as conn:
+        with store.transaction(sync=False) as conn:
             conn.execute(
                 "INSERT INTO skill_stats(name, executions, successes, failures, fallbacks, "
                 "latency_ms_total, tokens_in, tokens_out, last_executed_at) "
                 "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
-                "executions = executions + 1, successes = successes + excluded.successes, "
-                "failures = failures + excluded.failures, "
-                "fallbacks = fallbacks + excluded.fallbacks, "
-                "latency_ms_total = latency_ms_total + excluded.latency_ms_total, "
-                "tokens_in = tokens_in + excluded.tokens_in, "
-                "tokens_out = tokens_out + excluded.tokens_out, "
+                "executions = skill_stats.executions + 1, "
+                "successes = skill_stats.successes + excluded.successes, "
+                "failures = skill_stats.failures + excluded.failures, "
+                "fallbacks = skill_stats.fallbacks + excluded.fallbacks, "
+                "latency_ms_total = skill_stats.latency_ms_total + excluded.latency_ms_total, "
+                "tokens_in = skill_stats.tokens_in + excluded.tokens_in, "
+                "tokens_out = skill_stats.tokens_out + excluded.tokens_out, "
                 "last_executed_at = excluded.last_executed_at",
                 (
                     name,
@@ -101,12 +103,14 @@ def record_execution(
                     time.time(),
                 ),
             )
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot record stats for {name}: {exc}", skill=name) from exc
+    except StoreError as exc:
+        raise type(exc)(
+            f"cannot record stats for {name}: {exc.message}", **{**exc.context, "skill": name}
+        ) from exc
 
 
 def record_routes(
-    conn: sqlite3.Connection,
+    conn: Connection,
     candidates: Iterable[str],
     selected: Sequence[str],
     *,
@@ -116,20 +120,87 @@ def record_routes(
 
     Runs on the caller's connection, inside the caller's transaction.
     """
-    now = time.time() if at is None else at
     chosen = set(selected)
-    names = list(dict.fromkeys([*candidates, *selected]))
-    rows = [(name, int(name in chosen), now) for name in names]
-    conn.executemany(
-        "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES (?, 1, ?, ?) "
-        "ON CONFLICT(name) DO UPDATE SET routes = routes + 1, "
-        "selections = selections + excluded.selections, last_routed_at = excluded.last_routed_at",
-        rows,
+    names = dict.fromkeys([*candidates, *selected])
+    add_route_counts(
+        conn, {n: (1, int(n in chosen)) for n in names}, time.time() if at is None else at
     )
 
 
+def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: float) -> None:
+    """Add ``(routes, selections)`` to each skill's counters, in one statement per skill.
+
+    Each counter is bumped in place (``routes = routes + n``), so concurrent writers
+    never lose a count; rows are touched in name order, so two writers never wait on
+    each other's rows in a cycle (a deadlock, on PostgreSQL).
+    """
+    if not counts:
+        return
+    names = sorted(counts)
+    for start in range(0, len(names), _CHUNK // 4):
+        chunk = names[start : start + _CHUNK // 4]
+        params = [v for name in chunk for v in (name, *counts[name], at)]
+        # One statement per chunk; each name once in it (an upsert may not touch a row
+        # twice in one statement on PostgreSQL).
+        conn.execute(
+            "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES "
+            + ", ".join(["(?, ?, ?, ?)"] * len(chunk))
+            + " ON CONFLICT(name) DO UPDATE SET routes = skill_stats.routes + excluded.routes, "
+            "selections = skill_stats.selections + excluded.selections, "
+            "last_routed_at = CASE WHEN skill_stats.last_routed_at IS NULL "
+            "OR excluded.last_routed_at > skill_stats.last_routed_at "
+            "THEN excluded.last_routed_at ELSE skill_stats.last_routed_at END",
+            params,
+        )
+
+
+#: Seconds a shared store's per-skill stats are reused for routing. Route events reach
+#: such a store through a background writer, so its stats are about this old anyway;
+#: reusing them spares each route a round trip to the server. An embedded store is
+#: read fresh every time.
+SHARED_STATS_MAX_AGE_S = 1.0
+
+
+class _StatsCache:
+    """Recently read stats of one store: name -> (stats or None, when read)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.rows: dict[str, tuple[SkillStats | None, float]] = {}
+
+
+_caches: weakref.WeakKeyDictionary[Store, _StatsCache] = weakref.WeakKeyDictionary()
+
+
 def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, SkillStats]:
-    """Stats by qualified name (all skills, or only ``names``); unseen skills are absent."""
+    """Stats by qualified name (all skills, or only ``names``); unseen skills are absent.
+
+    All skills are always read fresh. Named skills of a store written in the background
+    (PostgreSQL) may be up to :data:`SHARED_STATS_MAX_AGE_S` old.
+    """
+    if names is None or not store.background_writes:
+        return _read(store, names)
+    wanted = list(dict.fromkeys(names))
+    cache = _caches.get(store)
+    if cache is None:
+        cache = _caches.setdefault(store, _StatsCache())
+    now = time.monotonic()
+    with cache.lock:
+        stale = [
+            n
+            for n in wanted
+            if n not in cache.rows or now - cache.rows[n][1] > SHARED_STATS_MAX_AGE_S
+        ]
+    if stale:
+        fresh = _read(store, stale)
+        with cache.lock:
+            for n in stale:
+                cache.rows[n] = (fresh.get(n), now)
+    with cache.lock:
+        return {n: st for n in wanted if (st := cache.rows[n][0]) is not None}
+
+
+def _read(store: Store, names: Iterable[str] | None) -> dict[str, SkillStats]:
     try:
         conn = store.connection()
         if names is None:
@@ -144,6 +215,6 @@ def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, S
                     f"({', '.join('?' * len(chunk))})",
                     chunk,
                 ).fetchall()
-    except sqlite3.Error as exc:
-        raise StoreError(f"cannot read skill stats: {exc}") from exc
+    except StoreError as exc:
+        raise type(exc)(f"cannot read skill stats: {exc.message}", **exc.context) from exc
     return {row[0]: SkillStats(*tuple(row)) for row in rows}

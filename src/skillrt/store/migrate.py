@@ -1,0 +1,215 @@
+"""Copy a state store into another (``skillrt state migrate``), then check the counts.
+
+What is copied is the shared state: enable state, skill stats, route events, feedback,
+gray-release configs, executions and their transitions, repair attempts and patches,
+workflow runs with their steps, phases and transitions, and domain learnings (rows of
+the source's ``learnings`` table, or the bullets of ``<learnings_dir>/<domain>.md``
+files). Derived per-machine caches (parsed skills, vectors) are not: each machine
+rebuilds its own.
+
+The target's tables must be empty (a second run is refused, never doubled), the copy is
+one transaction (all of it or none), and afterwards every table is counted again on a
+fresh connection. Runs are copied without an owner: stop the processes that used the
+source first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from skillrt.errors import StoreError
+from skillrt.store.base import Connection, Store
+
+__all__ = ["COPIED_TABLES", "MigrationReport", "TableCount", "copy_state", "table_counts"]
+
+#: In dependency order (a run before its steps).
+COPIED_TABLES = (
+    "skill_state",
+    "skill_stats",
+    "route_events",
+    "route_feedback",
+    "routing_configs",
+    "executions",
+    "fsm_transitions",
+    "repair_attempts",
+    "patches",
+    "workflow_runs",
+    "workflow_steps",
+    "workflow_phases",
+    "workflow_transitions",
+    "learnings",
+)
+#: Tables whose integer key comes from a sequence on PostgreSQL (moved past copied ids).
+_IDENTITY = {"fsm_transitions": "id", "learnings": "id"}
+_BATCH = 1000
+
+
+class StoreNotEmpty(StoreError):
+    """The migration target already holds state; copying into it would mix two states."""
+
+    code = "E_STORE_NOT_EMPTY"
+
+
+@dataclass(frozen=True)
+class TableCount:
+    """One table: rows in the source, rows in the target after the copy."""
+
+    table: str
+    source_rows: int
+    target_rows: int
+
+    @property
+    def ok(self) -> bool:
+        return self.source_rows == self.target_rows
+
+
+@dataclass(frozen=True)
+class MigrationReport:
+    """What ``state migrate`` did; ``ok`` when every count matches."""
+
+    source: str
+    target: str
+    tables: tuple[TableCount, ...]
+    learning_files: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.tables)
+
+    @property
+    def rows(self) -> int:
+        return sum(t.target_rows for t in self.tables)
+
+
+def table_counts(store: Store, tables: Sequence[str] = COPIED_TABLES) -> dict[str, int]:
+    """Rows per table (0 for a table an older schema does not have)."""
+    conn = store.connection()
+    out = {}
+    for t in tables:
+        try:
+            out[t] = int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
+        except StoreError as exc:
+            if not _missing_table(exc):
+                raise
+            out[t] = 0
+    return out
+
+
+def _missing_table(exc: StoreError) -> bool:
+    text = str(exc)
+    return "no such table" in text or "does not exist" in text
+
+
+def copy_state(
+    source: Store, target: Store, *, learnings_dir: Path | None = None
+) -> MigrationReport:
+    """Copy ``source`` into the empty ``target`` in one transaction and count again.
+
+    ``learnings_dir``: ``<domain>.md`` files to import when the source keeps its
+    learnings in files (an embedded store).
+    """
+    busy = {t: n for t, n in table_counts(target).items() if n}
+    if busy:
+        raise StoreNotEmpty(
+            f"the target {target.location} already holds state "
+            f"({', '.join(f'{t}: {n}' for t, n in busy.items())}); migrate into an empty "
+            "store (a new database or state.schema)",
+            target=target.location,
+            tables=busy,
+        )
+    expected = table_counts(source)
+    files: list[Path] = []
+    lessons = _file_lessons(learnings_dir, files) if learnings_dir is not None else []
+    with target.transaction(sync=True) as conn:
+        for table in COPIED_TABLES:
+            _copy_table(source, conn, table)
+        if lessons:
+            _import_file_lessons(conn, lessons, expected)
+        if target.dialect.name == "postgresql":
+            for table, column in _IDENTITY.items():
+                conn.execute(
+                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                    f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
+                )
+    fresh = target.reopen()
+    try:
+        after = table_counts(fresh)
+    finally:
+        fresh.close()
+    return MigrationReport(
+        source=source.location,
+        target=target.location,
+        tables=tuple(TableCount(t, expected[t], after[t]) for t in COPIED_TABLES),
+        learning_files=tuple(str(p) for p in files),
+    )
+
+
+def _columns(conn: Connection, table: str) -> list[str]:
+    try:
+        cur = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
+    except StoreError as exc:
+        if _missing_table(exc):
+            return []  # an older source: nothing of that kind to copy
+        raise
+    desc: Any = getattr(cur, "description", None)
+    return [d[0] for d in desc] if desc else []
+
+
+def _copy_table(source: Store, conn: Connection, table: str) -> None:
+    src = source.connection()
+    wanted = _columns(conn, table)
+    have = set(_columns(src, table))
+    columns = [c for c in wanted if c in have]  # an older source lacks newer columns
+    if not columns:
+        return
+    select = f"SELECT {', '.join(columns)} FROM {table}"
+    insert = f"INSERT INTO {table}({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    clear = {"owner", "lease_until"} if table == "workflow_runs" else set()
+    batch: list[tuple[Any, ...]] = []
+    for row in src.execute(select):
+        values = tuple(None if c in clear else row[i] for i, c in enumerate(columns))
+        batch.append(values)
+        if len(batch) >= _BATCH:
+            conn.executemany(insert, batch)
+            batch = []
+    if batch:
+        conn.executemany(insert, batch)
+
+
+def _file_lessons(folder: Path, files: list[Path]) -> list[tuple[str, str, str]]:
+    """``(domain, key, line)`` of every bullet of ``<folder>/<domain>.md``."""
+    from skillrt.orchestration.learnings import existing_lines
+
+    out: list[tuple[str, str, str]] = []
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.md")):
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read learnings file {path}: {exc}", path=str(path)) from exc
+        files.append(path)
+        out += [(path.stem, key, line) for key, line in existing_lines(text) if key]
+    return out
+
+
+def _import_file_lessons(
+    conn: Connection, lessons: list[tuple[str, str, str]], expected: dict[str, int]
+) -> None:
+    import time
+
+    now = time.time()
+    seen: set[tuple[str, str]] = set()
+    for domain, key, line in lessons:
+        if (domain, key) in seen:
+            continue  # the file repeated a lesson: one row
+        seen.add((domain, key))
+        conn.execute(
+            "INSERT INTO learnings(domain, key, line, added_at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(domain, key) DO NOTHING",
+            (domain, key, line, now),
+        )
+        expected["learnings"] += 1

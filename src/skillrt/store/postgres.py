@@ -1,0 +1,480 @@
+"""The shared store: PostgreSQL through psycopg 3 and its connection pool.
+
+Many processes on many hosts use one database. Each transaction runs on a pooled
+connection between an explicit ``BEGIN`` and ``COMMIT``; rows a transaction will update
+are locked with ``SELECT ... FOR UPDATE`` (the dialect's ``for_update``), counters are
+bumped in place (``SET n = n + 1``), so concurrent writers never lose an update.
+
+A server restart or a dropped connection is survived: a connection that fails before
+its transaction did anything is replaced and the transaction begins again, for up to
+``retry_s``; one that fails inside a transaction rolls it back (the server does) and
+raises :class:`~skillrt.errors.StoreUnavailable`, so the caller decides.
+
+The driver is optional (``pip install skillrt[postgres]``) and imported on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urlsplit, urlunsplit
+
+from skillrt.errors import (
+    StoreConflict,
+    StoreDriverMissing,
+    StoreError,
+    StoreSchemaTooNew,
+    StoreUnavailable,
+)
+from skillrt.store.base import MEMORY, POSTGRESQL, Connection, Cursor, Dialect, Store
+from skillrt.store.schema import MIGRATIONS, latest_version, statements
+
+if TYPE_CHECKING:
+    from skillrt.store.sqlite import SqliteStore
+
+__all__ = ["PostgresStore", "mask_url"]
+
+DEFAULT_POOL_SIZE = 4
+DEFAULT_RETRY_S = 30.0
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+#: pg_advisory_xact_lock key held while migrating (crc32 of "skillrt-migrate").
+_MIGRATE_LOCK = 0x5C1E7A11
+_READS = ("SELECT", "WITH", "SHOW", "VALUES")
+
+
+def mask_url(url: str) -> str:
+    """``url`` without its password."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "postgresql://(invalid URL)"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[-1]}"))
+
+
+@functools.lru_cache(maxsize=1024)
+def _pg_sql(sql: str) -> str:
+    """``?`` placeholders as psycopg's ``%s`` (a literal ``%`` doubled)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _RowBase(tuple[Any, ...]):
+    """A row read by index or by column name, like ``sqlite3.Row``."""
+
+    __slots__ = ()
+    _index: ClassVar[dict[str, int]] = {}
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            return tuple.__getitem__(self, self._index[key])
+        return tuple.__getitem__(self, key)
+
+    def keys(self) -> list[str]:
+        return list(self._index)
+
+
+@functools.lru_cache(maxsize=256)
+def _row_class(names: tuple[str, ...]) -> type[_RowBase]:
+    index = {n: i for i, n in reversed(list(enumerate(names)))}  # first of a name wins
+    return type("Row", (_RowBase,), {"__slots__": (), "_index": index})
+
+
+def _row_factory(cursor: Any) -> Callable[[Sequence[Any]], Any]:
+    desc = cursor.description
+    if desc is None:
+        return tuple
+    cls = _row_class(tuple(d.name for d in desc))
+    return cls
+
+
+class _Result:
+    """A fetched result, read like a cursor (the connection went back to the pool)."""
+
+    __slots__ = ("_rows", "description", "rowcount")
+
+    def __init__(self, rows: list[Any], rowcount: int, description: Any = None) -> None:
+        self._rows = rows
+        self.rowcount = rowcount
+        self.description = description
+
+    def fetchone(self) -> Any:
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchall(self) -> list[Any]:
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
+
+
+def _translate(exc: Exception, location: str) -> StoreError:
+    import psycopg
+
+    if isinstance(exc, psycopg.IntegrityError):
+        return StoreConflict(f"{exc} (state store {location})", url=location)
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreUnavailable(
+            f"state store {location} unavailable: {exc}".strip(), url=location, retryable=True
+        )
+    return StoreError(f"{exc} (state store {location})", url=location)
+
+
+class PgConnection(Connection):
+    """One pooled connection inside a transaction."""
+
+    __slots__ = ("_location", "raw")
+    dialect: ClassVar[Dialect] = POSTGRESQL
+
+    def __init__(self, raw: Any, location: str) -> None:
+        self.raw = raw
+        self._location = location
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        import psycopg
+
+        try:
+            cursor: Cursor = (
+                self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
+            )
+        except psycopg.Error as exc:
+            raise _translate(exc, self._location) from exc
+        return cursor
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        import psycopg
+
+        try:
+            with self.raw.cursor() as cur:
+                cur.executemany(_pg_sql(sql), list(rows))
+        except psycopg.Error as exc:
+            raise _translate(exc, self._location) from exc
+
+
+class _AutoConnection(Connection):
+    """``Store.connection()``: each statement borrows a pooled connection and commits."""
+
+    dialect: ClassVar[Dialect] = POSTGRESQL
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
+        import psycopg
+
+        retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
+        store = self._store
+        deadline = time.monotonic() + store.retry_s
+        while True:
+            with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
+                try:
+                    cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
+                    rows = cur.fetchall() if cur.description is not None else []
+                    return _Result(rows, cur.rowcount, cur.description)
+                except psycopg.OperationalError as exc:
+                    if not (retry and raw.broken and time.monotonic() < deadline):
+                        raise _translate(exc, store.location) from exc
+                except psycopg.Error as exc:
+                    raise _translate(exc, store.location) from exc
+            time.sleep(0.05)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        with self._store.transaction() as conn:
+            conn.executemany(sql, rows)
+
+
+class PostgresStore(Store):
+    """The state in a PostgreSQL database (optionally in its own ``schema``).
+
+    Args:
+        url: ``postgresql://user@host:5432/db`` (any libpq URL; a password can come
+            from ``PGPASSWORD`` or ``~/.pgpass`` instead of the URL).
+        schema: Keep skillrt's tables in this schema (created on first use).
+        cache_path: The local SQLite file for this machine's derived caches
+            (:attr:`local`); None keeps them in memory.
+        pool_size: Most connections this handle opens at once.
+        busy_timeout_ms: How long a statement waits for a row lock (``lock_timeout``).
+        retry_s: How long a transaction keeps trying to reach the server before it
+            raises ``StoreUnavailable``.
+    """
+
+    dialect: ClassVar[Dialect] = POSTGRESQL
+    background_writes: ClassVar[bool] = True
+    shared: ClassVar[bool] = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        cache_path: Path | str | None = None,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        busy_timeout_ms: int = 5000,
+        read_only: bool = False,
+        retry_s: float = DEFAULT_RETRY_S,
+        connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S,
+    ) -> None:
+        self.url = url
+        self.schema = schema
+        self.cache_path = cache_path
+        self.pool_size = max(1, pool_size)
+        self.busy_timeout_ms = busy_timeout_ms
+        self.read_only = read_only
+        self.retry_s = retry_s
+        self.connect_timeout_s = connect_timeout_s
+        self._pool: Any = None
+        self._lock = threading.Lock()
+        self._migrated = False
+        self._local_store: SqliteStore | None = None
+
+    # -- identity --------------------------------------------------------------------
+    @property
+    def location(self) -> str:
+        masked = mask_url(self.url)
+        return f"{masked} (schema {self.schema})" if self.schema else masked
+
+    @property
+    def local(self) -> Store:
+        if self._local_store is None:
+            from skillrt.store.sqlite import SqliteStore
+
+            self._local_store = SqliteStore(self.cache_path or MEMORY)
+        return self._local_store
+
+    # -- connections -----------------------------------------------------------------
+    def _get_pool(self) -> Any:
+        if self._pool is not None:
+            return self._pool
+        with self._lock:
+            if self._pool is None:
+                try:
+                    import psycopg  # noqa: F401
+                    from psycopg_pool import ConnectionPool
+                except ImportError as exc:
+                    raise StoreDriverMissing(
+                        "a PostgreSQL state store needs the psycopg driver: "
+                        "pip install 'skillrt[postgres]'",
+                        url=self.location,
+                        missing=exc.name,
+                    ) from exc
+                pool = ConnectionPool(
+                    self.url,
+                    min_size=1,
+                    max_size=self.pool_size,
+                    kwargs={
+                        "autocommit": True,
+                        "row_factory": _row_factory,
+                        "connect_timeout": max(1, int(self.connect_timeout_s)),
+                        "application_name": "skillrt",
+                    },
+                    configure=self._configure,
+                    open=False,
+                    timeout=self.connect_timeout_s,
+                    # Give a failing reconnection up soon: the next request starts a
+                    # fresh one, so a server that is back is found within seconds.
+                    reconnect_timeout=self.connect_timeout_s,
+                    name="skillrt-state",
+                )
+                pool.open(wait=False)
+                self._pool = pool
+        return self._pool
+
+    def _configure(self, conn: Any) -> None:
+        conn.execute(f"SET lock_timeout = {int(self.busy_timeout_ms)}")
+        if self.schema:
+            conn.execute(f"SET search_path TO {_ident(self.schema)}")
+        if self.read_only:
+            conn.execute("SET default_transaction_read_only = on")
+
+    def _acquire(self, deadline: float, prepare: Callable[[Any], None] | None = None) -> Any:
+        """A pooled connection, migrated, on which ``prepare`` succeeded.
+
+        While the server cannot be reached (no new connection within the pool's timeout,
+        or a pooled one found broken), tries again until ``deadline``; nothing has been
+        done on the server then, so trying again is safe.
+        """
+        pool = self._get_pool()  # first: it says when the driver is missing
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        delay = 0.05
+        while True:
+            try:
+                conn = pool.getconn(
+                    timeout=max(0.1, min(self.connect_timeout_s, deadline - time.monotonic()))
+                )
+            except PoolTimeout as exc:
+                if time.monotonic() >= deadline:
+                    raise StoreUnavailable(
+                        f"cannot reach the state store {self.location}",
+                        url=self.location,
+                        retryable=True,
+                    ) from exc
+                continue
+            try:
+                if not self._migrated:
+                    self._migrate(conn)
+                if prepare is not None:
+                    prepare(conn)
+                return conn
+            except StoreUnavailable:
+                pool.putconn(conn)
+                if time.monotonic() >= deadline:
+                    raise
+            except psycopg.OperationalError as exc:
+                pool.putconn(conn)  # broken: the pool discards it and connects anew
+                if not conn.broken or time.monotonic() >= deadline:
+                    raise _translate(exc, self.location) from exc
+            except BaseException:
+                pool.putconn(conn)
+                raise
+            time.sleep(delay)
+            delay = min(1.0, delay * 2)
+
+    @contextmanager
+    def _borrow(self, retry_s: float | None = None) -> Iterator[Any]:
+        """A pooled connection for a few statements, back to the pool afterwards."""
+        deadline = time.monotonic() + (self.retry_s if retry_s is None else retry_s)
+        conn = self._acquire(deadline)
+        try:
+            yield conn
+        finally:
+            self._get_pool().putconn(conn)
+
+    def connection(self) -> Connection:
+        return _AutoConnection(self)
+
+    @contextmanager
+    def transaction(self, *, sync: bool | None = None) -> Iterator[Connection]:
+        """One transaction on one pooled connection. Until it begins, a server that
+        cannot be reached is waited for (up to ``retry_s``); once it has begun, a lost
+        connection raises ``StoreUnavailable`` and the server rolls the work back."""
+
+        def begin(conn: Any) -> None:
+            # One round trip: the statements go as one simple query.
+            conn.execute("BEGIN; SET LOCAL synchronous_commit TO off" if sync is False else "BEGIN")
+
+        raw = self._acquire(time.monotonic() + self.retry_s, begin)
+        try:
+            yield from self._run(raw)
+        finally:
+            self._get_pool().putconn(raw)
+
+    def _run(self, raw: Any) -> Iterator[Connection]:
+        import psycopg
+
+        try:
+            yield PgConnection(raw, self.location)
+        except BaseException:
+            if not raw.broken:
+                try:
+                    raw.execute("ROLLBACK")
+                except psycopg.Error:
+                    pass  # the server rolls back a transaction whose connection is gone
+            raise
+        try:
+            raw.execute("COMMIT")
+        except psycopg.Error as exc:
+            raise _translate(exc, self.location) from exc
+
+    # -- schema ----------------------------------------------------------------------
+    def _migrate(self, conn: Any) -> None:
+        import psycopg
+
+        try:
+            current = self._read_version(conn)
+            target = latest_version()
+            if current > target:
+                raise StoreSchemaTooNew(
+                    f"state store {self.location} has schema version {current}, newer than "
+                    f"this skillrt understands ({target}); upgrade skillrt",
+                    url=self.location,
+                    schema_version=current,
+                    supported_version=target,
+                )
+            if current < target and not self.read_only:
+                conn.execute("BEGIN")
+                try:
+                    # One migrator at a time across every host; the others wait, then
+                    # find the work done.
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+                    if self.schema:
+                        conn.execute(f"CREATE SCHEMA IF NOT EXISTS {_ident(self.schema)}")
+                    conn.execute(
+                        "CREATE TABLE IF NOT EXISTS skillrt_schema (version BIGINT PRIMARY KEY, "
+                        "summary TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+                    )
+                    current = self._read_version(conn)
+                    if current > target:
+                        raise StoreSchemaTooNew(
+                            f"state store {self.location} was migrated to schema version "
+                            f"{current} meanwhile, newer than this skillrt ({target})",
+                            url=self.location,
+                            schema_version=current,
+                            supported_version=target,
+                        )
+                    for version in range(current + 1, target + 1):
+                        for statement in statements(version, "postgresql"):
+                            conn.execute(statement)
+                        conn.execute(
+                            "INSERT INTO skillrt_schema(version, summary, applied_at) "
+                            "VALUES (%s, %s, %s)",
+                            (version, MIGRATIONS[version][0], time.time()),
+                        )
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if not conn.broken:
+                        conn.execute("ROLLBACK")
+                    raise
+        except psycopg.Error as exc:
+            raise _translate(exc, self.location) from exc
+        self._migrated = True
+
+    def _read_version(self, conn: Any) -> int:
+        row = conn.execute("SELECT to_regclass('skillrt_schema') IS NOT NULL").fetchone()
+        if not row[0]:
+            return 0
+        return int(
+            conn.execute("SELECT COALESCE(MAX(version), 0) FROM skillrt_schema").fetchone()[0]
+        )
+
+    def schema_version(self) -> int:
+        with self._borrow() as conn:
+            return self._read_version(conn)
+
+    # -- lifecycle -------------------------------------------------------------------
+    def reopen(
+        self, *, busy_timeout_ms: int | None = None, read_only: bool | None = None
+    ) -> PostgresStore:
+        return PostgresStore(
+            self.url,
+            schema=self.schema,
+            cache_path=None,
+            pool_size=2,
+            busy_timeout_ms=self.busy_timeout_ms if busy_timeout_ms is None else busy_timeout_ms,
+            read_only=self.read_only if read_only is None else read_only,
+            retry_s=self.retry_s,
+            connect_timeout_s=self.connect_timeout_s,
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+        self._migrated = False
+        if self._local_store is not None:
+            self._local_store.close()
+
+
+def _ident(name: str) -> str:
+    """A quoted SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
