@@ -31,6 +31,8 @@ COMMAND_MODULES = (
     "workflow_cmds",
     "telemetry_cmds",
     "mcp_cmds",
+    "serve_cmds",
+    "hook_cmds",
 )
 
 Handler = Callable[["CliContext"], int]

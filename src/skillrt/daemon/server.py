@@ -67,6 +67,12 @@ class DaemonMismatch(SkillrtError):
     code = protocol.E_DAEMON_MISMATCH
 
 
+class DaemonNotRunning(SkillrtError):
+    """``serve --stop`` found no daemon to stop."""
+
+    code = "E_NO_DAEMON"
+
+
 class DaemonStartError(SkillrtError):
     """The daemon cannot start: another one runs there, or the address is unusable."""
 
@@ -242,9 +248,18 @@ class Daemon:
         return to_jsonable(ctx)
 
     def _activate(self, args: dict[str, Any]) -> Any:
+        """A skill's body. ``model`` (default true): for a model, as MCP's
+        ``activate_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
         runtime = self.service.runtime
-        skill = self.service.skill(_text(args, "name"), for_model=bool(args.get("model", True)))
-        result = runtime.load_body(skill.qualified_name, spill=bool(args.get("spill", False)))
+        name = _text(args, "name")
+        if args.get("model", True):
+            skill = self.service.skill(name, for_model=True)
+        else:
+            skill = runtime.get(name)
+        run_id = _opt_str(args, "run_id")
+        result = runtime.load_body(
+            skill.qualified_name, run_id=run_id, spill=bool(args.get("spill", False))
+        )
         return {
             "name": skill.qualified_name,
             "description": skill.description,
@@ -274,7 +289,11 @@ class Daemon:
         surface = _opt_str(args, "surface") or "user"
         if surface not in ("user", "palette", "model"):
             raise DaemonRequestError(f"unknown surface {surface!r}", surface=surface)
-        res = self.service.runtime.resolve(_text(args, "text"), surface=surface)  # type: ignore[arg-type]
+        res = self.service.runtime.resolve(
+            _text(args, "text"),
+            surface=surface,  # type: ignore[arg-type]
+            apply_commands=bool(args.get("apply_commands", False)),
+        )
         return to_jsonable(res)
 
     def _shutdown(self, _args: dict[str, Any]) -> dict[str, Any]:
@@ -324,10 +343,15 @@ class Daemon:
     def serve(self, *, warm: bool = True, ready: Callable[[Daemon], None] | None = None) -> None:
         """Start the service, listen, and block until SIGTERM/SIGINT or a ``shutdown``
         request; then clean up. Signal handlers are installed only in the main thread."""
-        self.service.start(warm=warm)
         if not self._bound:
-            self.bind()
+            self.bind()  # first: a second daemon fails before it loads anything
         assert self._server is not None
+        try:
+            self.service.start(warm=warm)
+        except BaseException:
+            self._server.server_close()
+            self._cleanup()
+            raise
         restore = self._install_signals()
         threads = [threading.Thread(target=self._server.serve_forever, name="skillrt-daemon")]
         if self.poll_interval_s > 0:
