@@ -8,7 +8,8 @@ parser and every command module: :func:`main` hands it straight to
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import json
 import socket
-from typing import Any
 
 from skillrt.daemon.protocol import (
     E_DAEMON_MISMATCH,
@@ -23,6 +22,10 @@ from skillrt.daemon.protocol import (
     encode,
     format_address,
 )
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class DaemonUnavailable(Exception):

@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Default socket file name, in the state folder.
 SOCKET_NAME = "skillrt.sock"

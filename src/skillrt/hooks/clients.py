@@ -18,7 +18,10 @@ and ``$`` mention messages) is shown to the person.
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
 
 #: client -> the hook event it is installed on.
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}

@@ -17,9 +17,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
 
 from skillrt.hooks.clients import EVENTS
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
 
 USAGE = (
     "usage: skillrt hook {claude-code,codex,gemini} [--root DIR]... [--config FILE] "
