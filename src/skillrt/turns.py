@@ -156,6 +156,7 @@ def _assemble(
                 fitted = dataclasses.replace(limits, max_skill_body_chars=max(1, shares[n]))
                 loaded[n] = runtime.load_body(n, spill=False, limits=fitted)
                 truncated = True
+    truncated = truncated or any(loaded[n].report.truncated for n in kept)
     parts: list[str] = []
     for n in kept:
         parts.append(f"{using_skill(n)}\n{runtime.inject(loaded[n])}".rstrip("\n"))
