@@ -13,10 +13,14 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-LONG_BODY = "# Big Skill\n\n## Overview\n\nOverview text.\n\n" + "".join(
-    f"## Section {i}\n\n" + ("Lots of detail about this section. " * 30) + "\n\n"
-    for i in range(40)
-) + "## Steps\n\n1. Do the thing.\n2. Check it.\n"
+LONG_BODY = (
+    "# Big Skill\n\n## Overview\n\nOverview text.\n\n"
+    + "".join(
+        f"## Section {i}\n\n" + ("Lots of detail about this section. " * 30) + "\n\n"
+        for i in range(40)
+    )
+    + "## Steps\n\n1. Do the thing.\n2. Check it.\n"
+)
 
 
 def build_skills(root: Path, make_skill: Callable[..., Path]) -> Path:
@@ -113,8 +117,15 @@ def write_transcript(path: Path, turns: list[tuple[str, str]]) -> Path:
                 ],
             }
         lines.append(
-            {"parentUuid": parent, "type": role, "message": message, "uuid": uid,
-             "timestamp": "2026-11-24T06:00:00Z", "sessionId": "s", "cwd": "/p"}  # fmt: skip
+            {
+                "parentUuid": parent,
+                "type": role,
+                "message": message,
+                "uuid": uid,
+                "timestamp": "2026-11-24T06:00:00Z",
+                "sessionId": "s",
+                "cwd": "/p",
+            }
         )
         parent = uid
     lines.append(

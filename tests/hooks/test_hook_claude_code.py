@@ -16,8 +16,9 @@ from skillrt.turns import DEFAULT_BUDGET
 def run_hook(project: Path, skills: Path | None, prompt: str, *extra: str, **kw: object):  # type: ignore[no-untyped-def]
     roots = ["--root", str(skills)] if skills else []
     payload = kw.pop("payload", None) or claude_payload(prompt, project, kw.pop("transcript", None))  # type: ignore[arg-type]
-    return skillrt("hook", "claude-code", *roots, "--no-daemon", *extra, cwd=project,
-                   stdin=payload, **kw)  # type: ignore[arg-type]  # fmt: skip
+    return skillrt(
+        "hook", "claude-code", *roots, "--no-daemon", *extra, cwd=project, stdin=payload, **kw
+    )  # type: ignore[arg-type]
 
 
 def test_routed_skill_is_the_show_inject_block(project: Path, skills: Path) -> None:
@@ -27,8 +28,9 @@ def test_routed_skill_is_the_show_inject_block(project: Path, skills: Path) -> N
     assert spec["hookEventName"] == "UserPromptSubmit"
     context = spec["additionalContext"]
     assert context.startswith("Using skill: code-review\n[Skill: code-review | source=flag]\n")
-    shown = skillrt("show", "code-review", "--inject", "--root", str(skills), "--no-daemon",
-                    cwd=project)  # fmt: skip
+    shown = skillrt(
+        "show", "code-review", "--inject", "--root", str(skills), "--no-daemon", cwd=project
+    )
     assert shown.returncode == 0, shown.stderr
     assert context == "Using skill: code-review\n" + shown.stdout.rstrip("\n")
     assert out["systemMessage"] == "Using skill: code-review"
@@ -58,7 +60,9 @@ def test_dollar_mention_activates_even_a_manual_only_skill(project: Path, skills
 def test_manual_only_skill_is_never_routed(project: Path, skills: Path) -> None:
     proc = run_hook(project, skills, "deploy to production now please")
     out = hook_output(proc)
-    assert out is None or "Using skill: deploy" not in out["hookSpecificOutput"]["additionalContext"]
+    assert (
+        out is None or "Using skill: deploy" not in out["hookSpecificOutput"]["additionalContext"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -66,10 +70,12 @@ def test_manual_only_skill_is_never_routed(project: Path, skills: Path) -> None:
     [
         ("$nope do a thing", "No skill named 'nope'. Run /skill list to see available skills."),
         ("$code-revie check this", "No exact skill 'code-revie'. Did you mean $code-review?"),
-        ("$code-review $sql-review both",
-         "Choose one skill to lead this turn: $code-review or $sql-review."),
+        (
+            "$code-review $sql-review both",
+            "Choose one skill to lead this turn: $code-review or $sql-review.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_mentions_answer_with_seed_004_messages(
     project: Path, skills: Path, prompt: str, message: str
 ) -> None:
@@ -79,9 +85,7 @@ def test_mentions_answer_with_seed_004_messages(
     assert "Using skill" not in out["systemMessage"]
 
 
-def test_disabled_skill_is_refused_when_named_and_never_routed(
-    project: Path, skills: Path
-) -> None:
+def test_disabled_skill_is_refused_when_named_and_never_routed(project: Path, skills: Path) -> None:
     off = skillrt("disable", "retired", "--root", str(skills), cwd=project)
     assert off.returncode == 0, off.stderr
     named = hook_output(run_hook(project, skills, "$retired write them"))
@@ -145,9 +149,7 @@ def test_no_roots_prints_nothing(project: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == ""
 
 
-def test_broken_skill_is_skipped_and_the_rest_still_routes(
-    project: Path, skills: Path
-) -> None:
+def test_broken_skill_is_skipped_and_the_rest_still_routes(project: Path, skills: Path) -> None:
     (skills / "broken").mkdir()
     (skills / "broken" / "SKILL.md").write_text("---\nname: [unclosed\n---\nbody\n")
     out = hook_output(run_hook(project, skills, "please do a code review of my pr"))
@@ -182,13 +184,28 @@ def test_usage_error_exits_two(project: Path) -> None:
 
 
 def test_gemini_and_codex_answer_in_their_event(project: Path, skills: Path) -> None:
-    payload = json.dumps({"hook_event_name": "BeforeAgent", "prompt": "$code-review go",
-                          "cwd": str(project), "session_id": "g", "transcript_path": None})  # fmt: skip
-    gem = skillrt("hook", "gemini", "--root", str(skills), "--no-daemon", cwd=project,
-                  stdin=payload)  # fmt: skip
+    payload = json.dumps(
+        {
+            "hook_event_name": "BeforeAgent",
+            "prompt": "$code-review go",
+            "cwd": str(project),
+            "session_id": "g",
+            "transcript_path": None,
+        }
+    )
+    gem = skillrt(
+        "hook", "gemini", "--root", str(skills), "--no-daemon", cwd=project, stdin=payload
+    )
     out = hook_output(gem)
     assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "BeforeAgent"
-    codex = skillrt("hook", "codex", "--root", str(skills), "--no-daemon", cwd=project,
-                    stdin=claude_payload("$code-review go", project))  # fmt: skip
+    codex = skillrt(
+        "hook",
+        "codex",
+        "--root",
+        str(skills),
+        "--no-daemon",
+        cwd=project,
+        stdin=claude_payload("$code-review go", project),
+    )
     out = hook_output(codex)
     assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"

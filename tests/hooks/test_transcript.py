@@ -24,14 +24,16 @@ def test_claude_code_text_blocks_only(tmp_path: Path) -> None:
 
 def test_current_prompt_is_not_repeated(tmp_path: Path) -> None:
     path = write_transcript(tmp_path / "t.jsonl", [("assistant", "hi"), ("user", "now this")])
-    path.write_text("\n".join(
-        line for line in path.read_text().splitlines() if '"isMeta"' not in line
-    ) + "\n")  # fmt: skip
+    path.write_text(
+        "\n".join(line for line in path.read_text().splitlines() if '"isMeta"' not in line) + "\n"
+    )
     assert read_history(str(path), prompt="now this") == [{"role": "assistant", "content": "hi"}]
 
 
 def test_bounded_by_turns_and_characters(tmp_path: Path) -> None:
-    turns = [("user" if i % 2 == 0 else "assistant", f"message {i} " + "x" * 500) for i in range(40)]
+    turns = [
+        ("user" if i % 2 == 0 else "assistant", f"message {i} " + "x" * 500) for i in range(40)
+    ]
     path = write_transcript(tmp_path / "t.jsonl", turns)
     history = read_history(str(path), turns=6, max_chars=1000)
     assert len(history) <= 6
@@ -42,13 +44,33 @@ def test_bounded_by_turns_and_characters(tmp_path: Path) -> None:
 def test_codex_rollout_lines(tmp_path: Path) -> None:
     lines = [
         {"type": "session_meta", "payload": {"id": "x"}},
-        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "<environment_context>cwd</environment_context>"}]}},
-        {"type": "response_item", "payload": {"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": "add a test"}]}},
-        {"type": "response_item", "payload": {"type": "message", "role": "assistant",
-                                               "content": [{"type": "output_text", "text": "ok"}]}},
-    ]  # fmt: skip
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "<environment_context>cwd</environment_context>"}
+                ],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "add a test"}],
+            },
+        },
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": "ok"}],
+            },
+        },
+    ]
     path = tmp_path / "rollout.jsonl"
     path.write_text("\n".join(json.dumps(x) for x in lines))
     assert read_history(str(path)) == [
@@ -58,8 +80,13 @@ def test_codex_rollout_lines(tmp_path: Path) -> None:
 
 
 def test_gemini_session_document(tmp_path: Path) -> None:
-    doc = {"sessionId": "s", "messages": [{"type": "user", "content": "plan it"},
-                                          {"type": "gemini", "content": "Planned."}]}  # fmt: skip
+    doc = {
+        "sessionId": "s",
+        "messages": [
+            {"type": "user", "content": "plan it"},
+            {"type": "gemini", "content": "Planned."},
+        ],
+    }
     path = tmp_path / "session.json"
     path.write_text(json.dumps(doc, indent=2))
     assert read_history(str(path)) == [
@@ -83,7 +110,7 @@ def test_missing_unreadable_or_garbage_gives_no_history(tmp_path: Path) -> None:
     assert read_history(str(tmp_path / "missing.jsonl")) == []
     assert read_history(str(tmp_path)) == []  # a folder
     garbage = tmp_path / "g.jsonl"
-    garbage.write_bytes(b"\xff\xfe\x00{not json\n[1,2]\n\"str\"\n")
+    garbage.write_bytes(b'\xff\xfe\x00{not json\n[1,2]\n"str"\n')
     assert read_history(str(garbage)) == []
 
 

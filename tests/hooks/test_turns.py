@@ -13,8 +13,10 @@ from skillrt.runtime import SkillRuntime
 from skillrt.turns import TurnContext, _shares
 
 
-@given(st.dictionaries(st.text(min_size=1, max_size=4), st.integers(0, 50_000), max_size=5),
-       st.integers(0, 60_000))  # fmt: skip
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=4), st.integers(0, 50_000), max_size=5),
+    st.integers(0, 60_000),
+)
 def test_shares_never_exceed_what_is_available_or_needed(sizes: dict[str, int], avail: int) -> None:
     shares = _shares(sizes, avail)
     assert set(shares) == set(sizes)

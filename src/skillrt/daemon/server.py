@@ -49,6 +49,12 @@ class DaemonRequestError(SkillrtError):
     code = protocol.E_BAD_REQUEST
 
 
+class UnknownOp(SkillrtError):
+    """A request naming an op the daemon does not have."""
+
+    code = protocol.E_UNKNOWN_OP
+
+
 class Unauthorized(SkillrtError):
     """A TCP request without the daemon's token."""
 
@@ -144,9 +150,7 @@ class Daemon:
             op = request.get("op")
             handler = self._ops.get(op) if isinstance(op, str) else None
             if handler is None:
-                raise DaemonRequestError(
-                    f"unknown op {op!r}; ops: {', '.join(protocol.OPS)}", op=str(op)
-                )
+                raise UnknownOp(f"unknown op {op!r}; ops: {', '.join(protocol.OPS)}", op=str(op))
             args = request.get("args") or {}
             if not isinstance(args, dict):
                 raise DaemonRequestError("'args' must be an object")
@@ -462,6 +466,9 @@ class _Handler(socketserver.StreamRequestHandler):
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     block_on_close = False
+    #: Pending connections while the accept loop waits for the GIL (5 by default, which
+    #: makes a burst of hooks fail to connect with EAGAIN).
+    request_queue_size = 128
 
     def __init__(self, path: str, handler: type[_Handler], daemon: Daemon) -> None:
         self.daemon = daemon
@@ -472,6 +479,7 @@ class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
     daemon_threads = True
     block_on_close = False
     allow_reuse_address = True
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
         if address[0] != protocol.LOOPBACK:
