@@ -104,8 +104,8 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 
 def dump_json(data: dict[str, Any], like: str | None) -> str | None:
-    """``data`` in the layout of the text it replaces (its indentation and final
-    newline); ``None`` (no file) for an empty document."""
+    """``data`` in the layout of the text it replaces (its indentation, escaping and
+    final newline); ``None`` (no file) for an empty document."""
     if not data:
         return None
     indent: int | str = 2
@@ -114,5 +114,6 @@ def dump_json(data: dict[str, Any], like: str | None) -> str | None:
         if match:
             found = match.group(1)
             indent = len(found) if set(found) == {" "} else found
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    # An all-ASCII file keeps its \u escapes; anything else keeps its characters as is.
+    text = json.dumps(data, indent=indent, ensure_ascii=like is not None and like.isascii())
     return text + "\n" if like is None or like.endswith("\n") else text
