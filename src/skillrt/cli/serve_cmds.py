@@ -138,7 +138,7 @@ def _serve(ctx: CliContext) -> int:
     )
     ctx._runtime = runtime  # closed by app.main
     address = (LOOPBACK, args.port) if args.port is not None else daemon_address(ctx)[0]
-    service = SkillService(runtime, mcp, events=event_writer(runtime))
+    service = SkillService(runtime, mcp, events=event_writer(runtime), surface="daemon")
     daemon = Daemon(
         service,
         address,

@@ -238,17 +238,12 @@ class Daemon:
         return to_jsonable(result)
 
     def _context(self, args: dict[str, Any]) -> Any:
-        runtime = self.service.runtime
-        surface = _opt_str(args, "surface") or "hook"
-        ctx = runtime.turn_context(
+        ctx = self.service.turn_context(
             _text(args, "prompt"),
             history=_history(args),
-            surface=surface,
+            surface=_opt_str(args, "surface") or "hook",
             budget=_opt_int(args, "budget"),
-            record=False if self.service.events is not None else None,
         )
-        if ctx._route is not None:
-            self.service.record(ctx._route, surface=surface)
         return to_jsonable(ctx)
 
     def _activate(self, args: dict[str, Any]) -> Any:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from skillrt.routing.plan import RouteResult
     from skillrt.runtime import SkillRuntime
     from skillrt.telemetry.writer import RouteEventWriter
+    from skillrt.turns import TurnContext
 
 log = logging.getLogger("skillrt.mcp")
 
@@ -165,8 +166,11 @@ class SkillService:
         config: McpConfig | None = None,
         *,
         events: RouteEventWriter | None = None,
+        surface: str = "mcp",
     ) -> None:
         self.runtime = runtime
+        #: The surface routes are recorded under (``mcp``, ``daemon``, ``pydantic-ai``, ...).
+        self.surface = surface
         self.config = config or runtime.config.mcp
         #: Route events are written by this background writer (the route never waits on
         #: the store); None lets the runtime record them itself, synchronously.
@@ -352,7 +356,7 @@ class SkillService:
         self,
         query: str,
         *,
-        surface: str = "mcp",
+        surface: str | None = None,
         history: Sequence[str | Mapping[str, Any]] | None = None,
         top_k: int | None = None,
         candidates: Sequence[str] | None = None,
@@ -361,6 +365,7 @@ class SkillService:
         """Route through the runtime; the T1 event goes to the background writer (the
         route never waits on the store), or is recorded by the runtime when there is none."""
         route = self._require("route")
+        surface = surface or self.surface
         kwargs: dict[str, Any] = {
             "history": history,
             "top_k": top_k,
@@ -374,6 +379,27 @@ class SkillService:
         result = route(query, record=False, **kwargs)
         self.record(result, surface=surface)
         return result
+
+    def turn_context(
+        self,
+        prompt: str,
+        *,
+        history: Sequence[str | Mapping[str, Any]] | None = None,
+        surface: str | None = None,
+        budget: int | None = None,
+    ) -> TurnContext:
+        """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
+        surface = surface or self.surface
+        ctx: TurnContext = self._require("turn_context")(
+            prompt,
+            history=history,
+            surface=surface,
+            budget=budget,
+            record=False if self.events is not None else None,
+        )
+        if ctx._route is not None:
+            self.record(ctx._route, surface=surface)
+        return ctx
 
     def record(self, result: RouteResult, *, surface: str) -> None:
         """Queue ``result``'s T1 event on the background writer (when there is one)."""
