@@ -1,4 +1,6 @@
-"""A small client for the daemon (standard library only: a prompt hook imports it).
+"""A small client for the daemon (standard library only: a prompt hook imports it, so it
+talks through the C ``_socket`` module: ``socket.py`` and its imports cost a few
+milliseconds per prompt).
 
     client = DaemonClient("/project/.skillrt/skillrt.sock")
     result = client.request("context", {"prompt": "..."})
@@ -10,9 +12,9 @@ listening, a timeout, a daemon for other skills): the caller works in-process.
 
 from __future__ import annotations
 
+import _socket
 import itertools
 import json
-import socket
 
 from skillrt.daemon.protocol import (
     E_DAEMON_MISMATCH,
@@ -42,14 +44,14 @@ class DaemonError(Exception):
         super().__init__(f"[{self.code}] {self.message}")
 
 
-def connect(address: Address, timeout: float) -> socket.socket:
+def connect(address: Address, timeout: float) -> _socket.socket:
     """A connected socket, or :class:`DaemonUnavailable`."""
     if isinstance(address, tuple):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
     else:
         if len(address.encode()) > MAX_UNIX_PATH_BYTES:
             raise DaemonUnavailable(f"socket path too long for a Unix socket: {address}")
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(address)
@@ -82,15 +84,28 @@ class DaemonClient:
         self.token = token
         self.timeout = timeout
         self.connect_timeout = connect_timeout
-        self._sock: socket.socket | None = None
-        self._file: Any = None
+        self._sock: _socket.socket | None = None
+        self._buffer = b""
         self._ids = itertools.count(1)
 
     def _connect(self) -> None:
         sock = connect(self.address, self.connect_timeout)
         sock.settimeout(self.timeout)
         self._sock = sock
-        self._file = sock.makefile("rb")
+        self._buffer = b""
+
+    def _readline(self) -> bytes:
+        """One reply line (without reading past it); b"" when the daemon hung up."""
+        assert self._sock is not None
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > MAX_LINE_BYTES:
+                raise DaemonUnavailable("daemon answer too long")
+            chunk = self._sock.recv(65536)
+            if not chunk:
+                return b""
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line + b"\n"
 
     def request(
         self, op: str, args: dict[str, Any] | None = None, *, expect: dict[str, Any] | None = None
@@ -108,7 +123,7 @@ class DaemonClient:
             message["token"] = self.token
         try:
             self._sock.sendall(encode(message))
-            line = self._file.readline(MAX_LINE_BYTES + 1)
+            line = self._readline()
         except OSError as exc:
             self.close()
             raise DaemonUnavailable(f"daemon connection failed: {exc}") from exc
@@ -133,9 +148,7 @@ class DaemonClient:
         raise DaemonError(error)
 
     def close(self) -> None:
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._buffer = b""
         if self._sock is not None:
             self._sock.close()
             self._sock = None

@@ -48,7 +48,7 @@ def read_history(
     if not path or turns <= 0 or max_chars <= 0:
         return []
     try:
-        messages = _read(path)
+        messages = _read(path, turns + 1)  # one more: it may be the prompt itself
     except (OSError, ValueError):
         return []
     if prompt is not None and messages and messages[-1] == {"role": "user", "content": prompt}:
@@ -67,7 +67,7 @@ def read_history(
     return out
 
 
-def _read(path: str) -> list[dict[str, str]]:
+def _read(path: str, limit: int) -> list[dict[str, str]]:
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         start = max(0, size - TAIL_BYTES)
@@ -80,8 +80,12 @@ def _read(path: str) -> list[dict[str, str]]:
     lines = data.split(b"\n")
     if start > 0:
         lines = lines[1:]  # the first line is cut
+    # Newest first, and stop once enough messages are found: the lines before them
+    # (long tool results, file contents) are never parsed.
     messages: list[dict[str, str]] = []
-    for raw in lines:
+    for raw in reversed(lines):
+        if len(messages) >= limit:
+            break
         if not raw.strip():
             continue
         try:
@@ -91,6 +95,7 @@ def _read(path: str) -> list[dict[str, str]]:
         message = _message(entry) if isinstance(entry, dict) else None
         if message is not None:
             messages.append(message)
+    messages.reverse()
     return messages
 
 
