@@ -13,6 +13,7 @@ beside each:
 - 8 concurrent clients asking for turn contexts for 30 s (target: 0 errors).
 
     python bench/bench_hooks.py [--skills 1000] [--hooks 100] [--cold 12] [--soak 30]
+                                [--work DIR]   # reuse the catalogue and caches
 """
 
 from __future__ import annotations
@@ -136,7 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--routes", type=int, default=300, help="daemon route round trips")
     parser.add_argument("--soak", type=float, default=30.0, help="seconds of 8-client load")
     parser.add_argument("--clients", type=int, default=8)
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="working folder to reuse between runs (catalogue and caches kept there)",
+    )
     args = parser.parse_args(argv)
 
     from skillrt.cli.settings import load_config
@@ -144,11 +149,17 @@ def main(argv: list[str] | None = None) -> int:
     from skillrt.daemon.client import DaemonClient
     from skillrt.runtime import SkillRuntime
 
-    tmp = Path(tempfile.mkdtemp(prefix="skillrt-bench-hooks-"))
+    tmp = args.work or Path(tempfile.mkdtemp(prefix="skillrt-bench-hooks-"))
     project = tmp / "project"
-    project.mkdir()
+    project.mkdir(parents=True, exist_ok=True)
     root = tmp / "skills"
-    build_real_catalogue(root, args.skills)
+    marker = tmp / f"catalogue-{args.skills}"
+    if not marker.exists():
+        build_real_catalogue(root, args.skills)
+        shutil.rmtree(project / ".skillrt", ignore_errors=True)
+        for old in tmp.glob("catalogue-*"):
+            old.unlink()
+        marker.touch()
     transcript = tmp / "transcript.jsonl"
     write_transcript(transcript)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
@@ -287,9 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("targets: " + ("all met" if ok else "NOT all met"))
     failures += 0 if ok else 1
-    if args.keep:
-        print(f"kept {tmp}")
-    else:
+    if args.work is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0 if failures == 0 else 1
 

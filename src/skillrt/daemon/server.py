@@ -21,6 +21,7 @@ import signal
 import socket
 import socketserver
 import stat
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -352,6 +353,9 @@ class Daemon:
             self._cleanup()
             raise
         restore = self._install_signals()
+        # Hand the GIL over sooner (default 5 ms): a request thread waiting behind the
+        # reload poll or the telemetry writer answers that much earlier.
+        sys.setswitchinterval(0.001)
         threads = [threading.Thread(target=self._server.serve_forever, name="skillrt-daemon")]
         if self.poll_interval_s > 0:
             threads.append(threading.Thread(target=self._watch, name="skillrt-watch"))
