@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -120,13 +121,20 @@ def write_transcript(path: Path, turns: int = 200) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def run_hook(cmd: list[str], body: bytes, project: Path, env: dict[str, str]) -> tuple[float, str]:
+def run_hook(
+    cmd: list[str], body: bytes, project: Path, env: dict[str, str]
+) -> tuple[float, str, float]:
+    """Wall seconds, stdout, and the hook process's CPU seconds (user + system): CPU
+    time does not grow while the process waits for a core other jobs hold."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, input=body, capture_output=True, cwd=project, env=env, check=False)
     elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if proc.returncode != 0:
         raise SystemExit(f"hook failed: {proc.stderr.decode()}")
-    return elapsed, proc.stdout.decode()
+    return elapsed, proc.stdout.decode(), cpu
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,19 +217,20 @@ def main(argv: list[str] | None = None) -> int:
     failures = 0
     try:
         # Hook end to end, daemon warm.
-        warm = []
+        warm, warm_cpu = [], []
         for i in range(args.hooks):
-            elapsed, _ = run_hook(
+            elapsed, _, cpu = run_hook(
                 hook, payload(PROMPTS[i % len(PROMPTS)], project, transcript), project, env
             )
             warm.append(elapsed * 1000)
+            warm_cpu.append(cpu * 1000)
 
         # Hook without a daemon, and its answer against the daemon's.
         cold, mismatches = [], 0
         for i in range(args.cold):
             body = payload(PROMPTS[i % len(PROMPTS)], project, transcript)
-            _, via_daemon = run_hook(hook, body, project, env)
-            elapsed, alone = run_hook([*hook, "--no-daemon"], body, project, env)
+            _, via_daemon, _ = run_hook(hook, body, project, env)
+            elapsed, alone, _ = run_hook([*hook, "--no-daemon"], body, project, env)
             cold.append(elapsed)
             if via_daemon != alone:
                 mismatches += 1
@@ -269,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
         summary("hook end to end, daemon warm", warm)
         + f"   target p95 <= {TARGET_HOOK_WARM_P95_MS:.0f} ms"
     )
+    print(summary("  CPU time of the hook process", warm_cpu))
     print(summary("  in-process turn_context (no process)", inproc_ctx))
     print(
         summary("hook end to end, no daemon (caches warm)", cold, "s")
