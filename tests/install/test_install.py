@@ -34,11 +34,14 @@ def project(tmp_path: Path) -> Path:
     return path
 
 
-def install(cwd: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def install(
+    cwd: Path, home: Path, *args: str, command: str | None = "skillrt"
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME",)}
     env.update(HOME=str(home), PYTHONPATH=str(REPO / "src"))
+    extra = ["--command", command] if command else []
     return subprocess.run(
-        [sys.executable, "-m", "skillrt", "install", *args, "--command", "skillrt"],
+        [sys.executable, "-m", "skillrt", "install", *args, *extra],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -303,3 +306,48 @@ def test_install_then_uninstall_gives_back_any_settings(
         assert path.read_text() == once  # idempotent
         apply(plan(target, uninstall=True))
         assert (path.read_text() if path.exists() else "") == original
+
+
+def test_default_hook_command_starts_fast_and_runs(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    """Without --command: this Python with ``-c`` (no console-script wrapper, no runpy);
+    it is recognised as skillrt's on re-install and uninstall."""
+    import shlex
+
+    skill = tmp_path / "skills" / "code-review"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: code-review\ndescription: Review a pull request.\n---\n# Review\n"
+    )
+    root = str(skill.parent)
+    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
+    settings = project / ".claude" / "settings.json"
+    handler = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    argv = shlex.split(handler["command"])
+    assert argv[:2] == [sys.executable, "-c"] and argv[3:5] == ["hook", "claude-code"]
+    payload = json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "$code-review go",
+            "cwd": str(project),
+            "session_id": "s",
+            "transcript_path": "",
+        }
+    )
+    proc = subprocess.run(
+        [*argv, "--no-daemon"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "HOME": str(home)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["systemMessage"] == "Using skill: code-review"
+    text = settings.read_text()
+    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
+    assert settings.read_text() == text
+    assert install(project, home, "claude-code", "--uninstall", command=None).returncode == 0
+    assert not settings.exists()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +56,8 @@ def register(
     p.add_argument(
         "--command",
         metavar="CMD",
-        help="how the client runs skillrt (default: this skillrt's absolute path)",
+        help="how the client runs skillrt (default: this Python, absolute, with -m skillrt; "
+        "the hook starts it with -c, ~10 ms faster per prompt)",
     )
     p.add_argument(
         "--timeout", type=int, default=10, metavar="SECONDS", help="hook timeout (default 10)"
@@ -71,20 +71,17 @@ def cmd_hook(ctx: CliContext) -> int:
     return main(list(ctx.args.rest))
 
 
-def _program(command: str | None) -> list[str]:
-    """How the client should start skillrt: ``--command``, else this installation's
-    ``skillrt`` (absolute, so the client finds it without this virtualenv active)."""
+def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
+    """How the client starts skillrt for the MCP server and for the hook: ``--command``
+    for both, else this Python (absolute, so no virtualenv needs to be active) with
+    ``-m skillrt``, and ``-c`` :data:`~skillrt.install.targets.HOOK_BOOT` for the hook."""
     import shlex
 
+    from skillrt.install.targets import HOOK_BOOT
+
     if command:
-        return shlex.split(command)
-    here = Path(sys.argv[0])
-    if here.name == "skillrt" and here.exists():
-        return [str(here.resolve())]
-    found = shutil.which("skillrt")
-    if found:
-        return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "skillrt"]
+        return shlex.split(command), None
+    return [sys.executable, "-m", "skillrt"], [sys.executable, "-c", HOOK_BOOT]
 
 
 def cmd_install(ctx: CliContext) -> int:
@@ -115,10 +112,12 @@ def cmd_install(ctx: CliContext) -> int:
     if getattr(args, "state", None):
         flags += ["--state", str(Path(args.state).resolve())]
     hook_flags = ["--socket", str(Path(args.socket).resolve())] if args.socket else []
+    program, hook_program = _programs(args.command)
     target = Target(
         client=args.client,
         folder=folder,
-        program=_program(args.command),
+        program=program,
+        hook_program=hook_program,
         flags=flags,
         hook_flags=hook_flags,
         timeout_s=args.timeout,

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import _socket
 import itertools
-import json
 
+from skillrt import fastjson
 from skillrt.daemon.protocol import (
     E_DAEMON_MISMATCH,
     MAX_LINE_BYTES,
@@ -131,7 +131,7 @@ class DaemonClient:
             self.close()
             raise DaemonUnavailable("the daemon closed the connection")
         try:
-            reply = json.loads(line)
+            reply = fastjson.loads(line)
         except ValueError as exc:
             self.close()
             raise DaemonUnavailable(f"unreadable daemon answer: {exc}") from exc

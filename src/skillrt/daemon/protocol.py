@@ -15,8 +15,9 @@ works in-process instead. ``token`` is required over TCP only (a Unix socket is
 
 from __future__ import annotations
 
-import json
 import os
+
+from skillrt import fastjson
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ Address = str | tuple[str, int]
 
 def encode(message: Any) -> bytes:
     """One message as a protocol line."""
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    return fastjson.dumps(message).encode("utf-8") + b"\n"
 
 
 def parse_address(text: str) -> Address:
@@ -83,7 +84,7 @@ def read_info(state_dir: str) -> dict[str, Any] | None:
     """The running daemon's info file, or None (missing, unreadable or not ours)."""
     try:
         with open(info_path(state_dir), encoding="utf-8") as fh:
-            data = json.load(fh)
+            data = fastjson.loads(fh.read())
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

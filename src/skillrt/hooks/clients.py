@@ -17,7 +17,7 @@ and ``$`` mention messages) is shown to the person.
 
 from __future__ import annotations
 
-import json
+from skillrt import fastjson
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class HookInput:
 def parse_input(raw: bytes | str) -> HookInput:
     """The fields skillrt uses from the hook's JSON (raises HookInputError)."""
     try:
-        data = json.loads(raw)
+        data = fastjson.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HookInputError(f"hook input is not JSON: {exc}") from None
     if not isinstance(data, dict):
@@ -87,4 +87,4 @@ def render(client: str, context: dict[str, Any]) -> str:
     }
     if shown:
         out["systemMessage"] = "\n".join(shown)
-    return json.dumps(out, ensure_ascii=False)
+    return fastjson.dumps(out)

@@ -16,8 +16,9 @@ no history rather than an error.
 
 from __future__ import annotations
 
-import json
 import os
+
+from skillrt import fastjson
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -89,7 +90,7 @@ def _read(path: str, limit: int) -> list[dict[str, str]]:
         if not raw.strip():
             continue
         try:
-            entry = json.loads(raw)
+            entry = fastjson.loads(raw)
         except ValueError:
             continue
         message = _message(entry) if isinstance(entry, dict) else None
@@ -102,7 +103,7 @@ def _read(path: str, limit: int) -> list[dict[str, str]]:
 def _document(data: bytes) -> list[dict[str, str]] | None:
     """A whole-file JSON transcript with a ``messages`` list (Gemini CLI), else None."""
     try:
-        doc = json.loads(data)
+        doc = fastjson.loads(data)
     except ValueError:
         return None  # JSONL: one object per line
     if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):

@@ -31,6 +31,9 @@ from typing import Any
 from skillrt.install.files import FileEdit, InstallError, dump_json, load_json, read_text
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
+#: How a hook starts skillrt by default: ``python -c`` with this line skips both the
+#: console script's wrapper (it imports ``re``) and ``-m``'s runpy: ~10 ms per prompt.
+HOOK_BOOT = "import sys;from skillrt.cli import main;sys.exit(main())"
 SERVER_KEY = "skillrt"
 TOML_BEGIN = "# >>> skillrt (added by `skillrt install codex`; --uninstall removes it)"
 TOML_END = "# <<< skillrt"
@@ -51,9 +54,13 @@ class Target:
     hook_flags: Sequence[str] = ()
     #: Seconds a client waits for the hook.
     timeout_s: int = 10
+    #: How the hook starts skillrt when it differs from ``program`` (e.g.
+    #: ``[python, "-c", HOOK_BOOT]``).
+    hook_program: Sequence[str] | None = None
 
     def hook_command(self) -> str:
-        return shlex.join([*self.program, "hook", self.client, *self.flags, *self.hook_flags])
+        program = self.hook_program or self.program
+        return shlex.join([*program, "hook", self.client, *self.flags, *self.hook_flags])
 
     def server(self) -> dict[str, Any]:
         return {"command": self.program[0], "args": [*self.program[1:], "mcp", *self.flags]}
@@ -84,20 +91,18 @@ def _json_edit(path: Path, target: Target, uninstall: bool, change: Any) -> File
 
 # -- hooks ----------------------------------------------------------------------------
 def is_our_hook(handler: Any, client: str) -> bool:
-    """A hook handler that runs ``skillrt hook <client>``."""
+    """A hook handler that runs ``skillrt hook <client>`` (however skillrt is started:
+    its console script, ``python -m skillrt`` or ``python -c`` :data:`HOOK_BOOT`)."""
     if not isinstance(handler, dict) or not isinstance(handler.get("command"), str):
         return False
     try:
         argv = shlex.split(handler["command"])
     except ValueError:
         return False
-    for i, token in enumerate(argv[:-2]):
-        if (token.endswith("skillrt") or token == "skillrt") and argv[i + 1 : i + 3] == [
-            "hook",
-            client,
-        ]:
-            return True
-    return False
+    return any(
+        argv[i : i + 2] == ["hook", client] and any("skillrt" in t for t in argv[:i])
+        for i in range(1, len(argv) - 1)
+    )
 
 
 def _set_hook(
