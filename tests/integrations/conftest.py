@@ -10,7 +10,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
 from hook_support import build_skills
 
 from skillrt.config import RuntimeConfig
-from skillrt.integrations.toolkit import SkillToolkit
 from skillrt.runtime import SkillRuntime
 from skillrt.store.sqlite import Store
 
@@ -30,12 +29,3 @@ def runtime(tmp_path: Path, make_skill: Callable[..., Path]) -> SkillRuntime:
     )
     config = RuntimeConfig(state_dir=tmp_path / "state")
     return SkillRuntime(config, roots=[root], store=Store(tmp_path / "state" / "state.db"))
-
-
-def kit_for(runtime: SkillRuntime, surface: str) -> SkillToolkit:
-    return SkillToolkit(runtime, surface=surface)
-
-
-def route_surfaces(runtime: SkillRuntime) -> list[str]:
-    rows = runtime.store.connection().execute("SELECT surface FROM route_events").fetchall()
-    return [r[0] for r in rows]

@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_support import kit_for, route_surfaces
 from agents import Agent, Runner, ToolCallOutputItem, set_tracing_disabled
 from agents.testing import ScriptedModel, assistant_message, function_call
 
-from conftest import kit_for, route_surfaces
 from skillrt.integrations.openai_agents import skill_tools, with_skills
 from skillrt.runtime import SkillRuntime
 

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agent_support import kit_for, route_surfaces
 from pydantic_ai import Agent
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.test import TestModel
 
-from conftest import kit_for, route_surfaces
 from skillrt.integrations.pydantic_ai import skill_toolset
 from skillrt.runtime import SkillRuntime
 
