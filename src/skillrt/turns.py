@@ -64,10 +64,6 @@ class TurnContext:
     #: The route behind a ``source="route"`` turn (not serialised).
     _route: RouteResult | None = field(default=None, repr=False, compare=False)
 
-    @property
-    def empty(self) -> bool:
-        return not self.text
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TurnContext:
         """Rebuild from the JSON form (what the daemon sends)."""

@@ -351,3 +351,10 @@ def test_default_hook_command_starts_fast_and_runs(
     assert settings.read_text() == text
     assert install(project, home, "claude-code", "--uninstall", command=None).returncode == 0
     assert not settings.exists()
+
+
+def test_cli_names_the_installer_clients() -> None:
+    from skillrt.cli.hook_cmds import CLIENTS as CLI_CLIENTS
+    from skillrt.install.targets import CLIENTS, FOLDERS
+
+    assert CLI_CLIENTS == CLIENTS == tuple(FOLDERS)

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.install import Applied
 
+#: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the
+#: installer.
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 
 
@@ -87,12 +89,12 @@ def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
 def cmd_install(ctx: CliContext) -> int:
     from skillrt.errors import UsageError
     from skillrt.install import Target, apply, plan
+    from skillrt.install.targets import FOLDERS
 
     args = ctx.args
     if args.timeout < 1:
         raise UsageError("--timeout must be at least 1 second", timeout=args.timeout)
-    folder_name = {"claude-code": ".claude", "codex": ".codex", "gemini": ".gemini",
-                   "cursor": ".cursor"}[args.client]  # fmt: skip
+    folder_name = FOLDERS[args.client]
     if args.user:
         home = os.environ.get("HOME")
         if not home:

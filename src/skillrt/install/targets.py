@@ -31,6 +31,8 @@ from typing import Any
 from skillrt.install.files import FileEdit, InstallError, dump_json, load_json, read_text
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
+#: Each client's config folder, in the project or the home folder.
+FOLDERS = {"claude-code": ".claude", "codex": ".codex", "gemini": ".gemini", "cursor": ".cursor"}
 #: How a hook starts skillrt by default: ``python -c`` with this line skips both the
 #: console script's wrapper (it imports ``re``) and ``-m``'s runpy: ~10 ms per prompt.
 HOOK_BOOT = "import sys;from skillrt.cli import main;sys.exit(main())"
