@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillrt.config import RootConfig, RuntimeConfig
+from skillrt.config import LoaderLimits, RootConfig, RuntimeConfig
 from skillrt.skills.catalog import Catalog, render_catalog
 from skillrt.skills.checks import ValidationResult, validate_paths
 from skillrt.skills.model import Skill
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
     from skillrt.telemetry.writer import RouteEventWriter
+    from skillrt.turns import TurnContext
 
 
 class SkillRuntime:
@@ -144,14 +145,27 @@ class SkillRuntime:
 
         return observations_dir(self.config.project_dir, run_id)
 
-    def load_body(self, name: str, *, run_id: str | None = None, spill: bool = True) -> LoadResult:
-        """A skill's SKILL.md body within the limits (frontmatter stripped)."""
+    def load_body(
+        self,
+        name: str,
+        *,
+        run_id: str | None = None,
+        spill: bool = True,
+        limits: LoaderLimits | None = None,
+    ) -> LoadResult:
+        """A skill's SKILL.md body within the limits (frontmatter stripped).
+
+        ``limits`` replaces ``config.limits`` for this load (a caller with a smaller
+        context budget, such as a prompt hook, asks for a shorter fitted body).
+        """
         from skillrt.loading.loader import load_skill_body
         from skillrt.loading.report import new_run_id
 
         spill_dir = self.observations_dir(run_id or new_run_id()) if spill else None
         with self._span("skillrt.load", {"skillrt.kind": "body", "skillrt.skill": name}):
-            return load_skill_body(self.get(name), self.config.limits, spill_dir=spill_dir)
+            return load_skill_body(
+                self.get(name), limits or self.config.limits, spill_dir=spill_dir
+            )
 
     def read_resource(
         self,
@@ -552,6 +566,30 @@ class SkillRuntime:
     def flush_events(self, timeout_s: float = 10.0) -> bool:
         """Wait until queued route events are written (True when none is left)."""
         return self._events.flush(timeout_s) if self._events is not None else True
+
+    def turn_context(
+        self,
+        prompt: str,
+        *,
+        history: Sequence[str | Mapping[str, Any]] | None = None,
+        surface: str = "hook",
+        budget: int | None = None,
+        record: bool | None = None,
+    ) -> TurnContext:
+        """What one user message adds to the model's context: its ``$`` mentions
+        resolved, or the routed skills, as ``Using skill:`` lines and injection blocks
+        within ``budget`` characters (the prompt hook, the daemon and the agent-framework
+        helpers all answer with this)."""
+        from skillrt.turns import DEFAULT_BUDGET, build_turn_context
+
+        return build_turn_context(
+            self,
+            prompt,
+            history=history,
+            surface=surface,
+            budget=DEFAULT_BUDGET if budget is None else budget,
+            record=record,
+        )
 
     def eval(
         self,

@@ -8,9 +8,13 @@ from __future__ import annotations
 import dataclasses
 import enum
 import math
+import types
+import typing
 from collections.abc import Mapping
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 
 def to_jsonable(value: Any) -> Any:
@@ -49,3 +53,37 @@ def to_jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy scalars and arrays, without importing numpy
         return to_jsonable(value.tolist())
     return str(value)
+
+
+def from_jsonable(cls: type[T], data: Any) -> T:
+    """Rebuild a (frozen) dataclass from :func:`to_jsonable`'s output, following the
+    field annotations into nested dataclasses and tuples (what a process receives from
+    the daemon). Fields missing from ``data`` keep their defaults; unknown keys are
+    ignored."""
+    hints = typing.get_type_hints(cls)
+    kwargs = {
+        f.name: _convert(hints.get(f.name, Any), data[f.name])
+        for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+        if f.init and f.name in data
+    }
+    return cls(**kwargs)
+
+
+def _convert(hint: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type) and isinstance(value, dict):
+        return from_jsonable(hint, value)
+    origin = typing.get_origin(hint)
+    args = typing.get_args(hint)
+    if origin is tuple and isinstance(value, list):
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_convert(args[0], v) for v in value)
+        return tuple(_convert(a, v) for a, v in zip(args, value, strict=False))
+    if origin is list and isinstance(value, list) and args:
+        return [_convert(args[0], v) for v in value]
+    if origin in (typing.Union, types.UnionType):
+        for arg in args:
+            if arg is not type(None):
+                return _convert(arg, value)
+    return value

@@ -32,6 +32,8 @@ COMMAND_MODULES = (
     "telemetry_cmds",
     "mcp_cmds",
     "state_cmds",
+    "serve_cmds",
+    "hook_cmds",
 )
 
 Handler = Callable[["CliContext"], int]
@@ -49,48 +51,23 @@ class CliContext:
         return bool(getattr(self.args, "json", False))
 
     def config(self) -> RuntimeConfig:
-        from skillrt.config import CONFIG_FILENAME, RuntimeConfig
+        from skillrt.cli.settings import load_config
 
-        explicit = getattr(self.args, "config", None)
-        path = Path(explicit) if explicit else Path.cwd() / CONFIG_FILENAME
-        config = RuntimeConfig.from_file(path, required=bool(explicit))
-        if not path.exists():
-            config = config.replace_section(
-                project_dir=Path.cwd(), state_dir=Path.cwd() / ".skillrt"
-            )
-        import dataclasses
-
-        state = getattr(self.args, "state", None)
-        if state:
-            from skillrt.config import StateConfig, check_state
-            from skillrt.store import is_postgres_url
-
-            if is_postgres_url(state):  # the shared state; caches stay in state_dir
-                section = dataclasses.replace(config.state, url=state)
-                check_state(section)
-                config = config.replace_section(state=section)
-            else:
-                config = config.replace_section(
-                    state_dir=Path(state).resolve(), state=StateConfig()
-                )
-
-        if config.discovery.home_dir is not None:
-            return config  # the config file named it
-        home = os.environ.get("HOME")
-        discovery = dataclasses.replace(config.discovery, home_dir=Path(home) if home else None)
-        return config.replace_section(discovery=discovery)
+        return load_config(
+            getattr(self.args, "config", None),
+            getattr(self.args, "state", None),
+            cwd=Path.cwd(),
+            home=os.environ.get("HOME"),
+        )
 
     @property
     def runtime(self) -> SkillRuntime:
         if self._runtime is None:
-            from skillrt.config import RootConfig
+            from skillrt.cli.settings import flag_roots
             from skillrt.runtime import SkillRuntime
 
-            roots = getattr(self.args, "root", None)
-            explicit = (
-                tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
-            )
-            self._runtime = SkillRuntime(self.config(), roots=explicit)
+            roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
+            self._runtime = SkillRuntime(self.config(), roots=roots)
         return self._runtime
 
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:

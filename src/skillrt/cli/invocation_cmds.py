@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from skillrt.cli.daemon_use import add_daemon_options
+
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.invocation.results import Completion, Resolution
@@ -37,6 +39,7 @@ def register(
         action="store_true",
         help="parse /skill enable|disable lines but do not apply them",
     )
+    add_daemon_options(p)
     p.set_defaults(handler=cmd_resolve)
 
     p = sub.add_parser(
@@ -57,10 +60,16 @@ def _text(value: str) -> str:
 
 
 def cmd_resolve(ctx: CliContext) -> int:
+    from skillrt.cli.daemon_use import ask_daemon
+
     args = ctx.args
-    res = ctx.runtime.resolve(
-        _text(args.text), surface=args.surface, apply_commands=not args.no_apply
-    )
+    text = _text(args.text)
+    request = {"text": text, "surface": args.surface, "apply_commands": not args.no_apply}
+    remote = ask_daemon(ctx, "resolve", request)
+    if remote is not None:
+        res = _resolution(remote)
+    else:
+        res = ctx.runtime.resolve(text, surface=args.surface, apply_commands=not args.no_apply)
     data: dict[str, Any] = {
         "activated": res.activated,
         "task_text": res.task_text,
@@ -73,6 +82,24 @@ def cmd_resolve(ctx: CliContext) -> int:
     }
     ctx.emit(data, lambda: render_resolution(res, show_body=args.show_body))
     return 0
+
+
+def _resolution(data: dict[str, Any]) -> Resolution:
+    """A resolution as the daemon sent it, with load reports rebuilt for rendering."""
+    import dataclasses
+
+    from skillrt.invocation.results import Resolution
+    from skillrt.loading.report import LoadReport
+    from skillrt.serialize import from_jsonable
+
+    res = from_jsonable(Resolution, data)
+    activated = tuple(
+        dataclasses.replace(a, load_report=from_jsonable(LoadReport, a.load_report))
+        if isinstance(a.load_report, dict)
+        else a
+        for a in res.activated
+    )
+    return dataclasses.replace(res, activated=activated)
 
 
 def render_resolution(res: Resolution, *, show_body: bool = False) -> str:

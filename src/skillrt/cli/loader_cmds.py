@@ -10,6 +10,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from skillrt.cli.daemon_use import add_daemon_options
+
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.loading.report import LoadResult
@@ -28,6 +30,7 @@ def register(
     )
     p.add_argument("name", metavar="NAME", help="skill name (ns:name or a unique bare name)")
     _shared(p)
+    add_daemon_options(p)
     p.set_defaults(handler=cmd_show)
 
     p = sub.add_parser(
@@ -99,8 +102,18 @@ def _emit(ctx: CliContext, result: LoadResult) -> int:
 
 
 def cmd_show(ctx: CliContext) -> int:
+    from skillrt.cli.daemon_use import ask_daemon
+
     a = ctx.args
-    result = ctx.runtime.load_body(a.name, run_id=a.run_id, spill=not a.no_spill)
+    request = {"name": a.name, "model": False, "spill": not a.no_spill, "run_id": a.run_id}
+    data = ask_daemon(ctx, "activate", {k: v for k, v in request.items() if v is not None})
+    if data is not None:
+        from skillrt.loading.report import LoadReport, LoadResult
+        from skillrt.serialize import from_jsonable
+
+        result = LoadResult(data["text"], from_jsonable(LoadReport, data["report"]))
+    else:
+        result = ctx.runtime.load_body(a.name, run_id=a.run_id, spill=not a.no_spill)
     return _emit(ctx, result)
 
 

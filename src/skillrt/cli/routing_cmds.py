@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt.cli.daemon_use import add_daemon_options
+
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.eval.harness import EvalReport
@@ -47,6 +49,7 @@ def register(
     p.add_argument(
         "--no-cold-start", action="store_true", help="no cold-start damping for this route"
     )
+    add_daemon_options(p)
     p.set_defaults(handler=cmd_route)
 
     p = sub.add_parser(
@@ -102,6 +105,23 @@ def cmd_route(ctx: CliContext) -> int:
     if args.top_k is not None and args.top_k < 1:
         raise UsageError("--top-k must be at least 1", top_k=args.top_k)
     history = load_history(args.history) if args.history else None
+    candidates = None
+    if args.candidates:
+        candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    if not (args.catalog or args.backend or args.no_cold_start):
+        # Same config as the daemon's: it can answer (its result prints the same way).
+        from skillrt.cli.daemon_use import ask_daemon
+
+        request = {"query": args.query, "history": history, "top_k": args.top_k,
+                   "candidates": candidates, "explain": args.explain, "surface": "cli"}  # fmt: skip
+        data = ask_daemon(ctx, "route", {k: v for k, v in request.items() if v is not None})
+        if data is not None:
+            from skillrt.routing.plan import RouteResult
+            from skillrt.serialize import from_jsonable
+
+            remote = from_jsonable(RouteResult, data)
+            ctx.emit(data, lambda: render_route(remote, explain=args.explain))
+            return 0
     changes: dict[str, Any] = {}
     if args.no_cold_start:
         changes["cold_start"] = False
@@ -110,9 +130,6 @@ def cmd_route(ctx: CliContext) -> int:
     explicit = tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
     runtime = SkillRuntime(config, roots=explicit, catalogs=args.catalog, env=dict(os.environ))
     ctx._runtime = runtime  # closed by app.main
-    candidates = None
-    if args.candidates:
-        candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
     result = runtime.route(
         args.query,
         history=history,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -38,8 +39,10 @@ from skillrt.telemetry.otel import span
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from skillrt.routing.plan import RouteResult
     from skillrt.runtime import SkillRuntime
     from skillrt.telemetry.writer import RouteEventWriter
+    from skillrt.turns import TurnContext
 
 log = logging.getLogger("skillrt.mcp")
 
@@ -163,8 +166,11 @@ class SkillService:
         config: McpConfig | None = None,
         *,
         events: RouteEventWriter | None = None,
+        surface: str = "mcp",
     ) -> None:
         self.runtime = runtime
+        #: The surface routes are recorded under (``mcp``, ``daemon``, ``pydantic-ai``, ...).
+        self.surface = surface
         self.config = config or runtime.config.mcp
         #: Route events are written by this background writer (the route never waits on
         #: the store); None lets the runtime record them itself, synchronously.
@@ -314,7 +320,9 @@ class SkillService:
             log.exception("tool %s failed", name)
             return error_outcome(InternalError(f"{type(exc).__name__}: {exc}", tool=name))
 
-    def _skill(self, name: str, *, for_model: bool) -> Skill:
+    def skill(self, name: str, *, for_model: bool) -> Skill:
+        """The enabled skill ``name``; ``for_model`` also refuses a
+        ``disable-model-invocation`` one (a model may not activate it)."""
         registry = self.runtime.registry
         skill = registry.get(name)
         if not registry.is_enabled(skill):
@@ -344,14 +352,68 @@ class SkillService:
         route = self._require("route")
         return route(query, surface="mcp", record=record)
 
-    def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
-        query = args["query"]
+    def route(
+        self,
+        query: str,
+        *,
+        surface: str | None = None,
+        history: Sequence[str | Mapping[str, Any]] | None = None,
+        top_k: int | None = None,
+        candidates: Sequence[str] | None = None,
+        explain: bool = False,
+    ) -> RouteResult:
+        """Route through the runtime; the T1 event goes to the background writer (the
+        route never waits on the store), or is recorded by the runtime when there is none."""
+        route = self._require("route")
+        surface = surface or self.surface
+        kwargs: dict[str, Any] = {
+            "history": history,
+            "top_k": top_k,
+            "candidates": candidates,
+            "explain": explain,
+            "surface": surface,
+        }
+        if self.events is None:
+            result: RouteResult = route(query, **kwargs)
+            return result
+        result = route(query, record=False, **kwargs)
+        self.record(result, surface=surface)
+        return result
+
+    def turn_context(
+        self,
+        prompt: str,
+        *,
+        history: Sequence[str | Mapping[str, Any]] | None = None,
+        surface: str | None = None,
+        budget: int | None = None,
+    ) -> TurnContext:
+        """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
+        surface = surface or self.surface
+        ctx: TurnContext = self._require("turn_context")(
+            prompt,
+            history=history,
+            surface=surface,
+            budget=budget,
+            record=False if self.events is not None else None,
+        )
+        if ctx._route is not None:
+            self.record(ctx._route, surface=surface)
+        return ctx
+
+    def record(self, result: RouteResult, *, surface: str) -> None:
+        """Queue ``result``'s T1 event on the background writer (when there is one)."""
         if self.events is not None:
-            # Recorded off the request path by the background writer.
-            result = self._route(query, record=False)
-            self.events.submit(result, surface="mcp", model_id=self._model_id())
-        else:
-            result = self._route(query)
+            self.events.submit(result, surface=surface, model_id=self._model_id())
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Hold the read lock: a reload waits until the block is done."""
+        with self._lock.read():
+            yield
+
+    def _route_skills(self, args: dict[str, Any]) -> ToolOutcome:
+        result = self.route(args["query"])
         data = to_jsonable(result)
         return ToolOutcome(json.dumps(route_summary(data), ensure_ascii=False), data)
 
@@ -362,7 +424,7 @@ class SkillService:
         return model_id if isinstance(model_id, str) else None
 
     def _activate_skill(self, args: dict[str, Any]) -> ToolOutcome:
-        skill = self._skill(args["name"], for_model=True)
+        skill = self.skill(args["name"], for_model=True)
         load_body = self._require("load_body")
         result = load_body(skill.qualified_name)  # the runtime opens the skillrt.load span
         data = {
@@ -376,7 +438,7 @@ class SkillService:
         return ToolOutcome(result.text, data)
 
     def _read_skill_resource(self, args: dict[str, Any]) -> ToolOutcome:
-        skill = self._skill(args["name"], for_model=False)
+        skill = self.skill(args["name"], for_model=False)
         read_resource = self._require("read_resource")
         path, section = args["path"], args.get("section")
         result = read_resource(skill.qualified_name, path, section)
@@ -424,7 +486,7 @@ class SkillService:
         # Every known skill, so a disabled one answers SkillDisabled, not "no such skill".
         ref = parse_skill_uri(uri, pub.known)
         with self._lock.read():
-            skill = self._skill(ref.qualified_name, for_model=False)
+            skill = self.skill(ref.qualified_name, for_model=False)
             attrs = {
                 "skillrt.kind": "resource",
                 "skillrt.skill": skill.qualified_name,

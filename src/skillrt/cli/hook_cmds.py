@@ -1,0 +1,153 @@
+"""``hook`` (a coding agent's prompt hook) and ``install`` (wiring skillrt into one).
+
+``skillrt hook ...`` never reaches this parser in normal use: :func:`skillrt.cli.main`
+hands it to :mod:`skillrt.hooks.entry` first (it runs once per prompt). It is
+registered here so ``skillrt --help`` lists it and ``skillrt hook --help`` works.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from skillrt.cli.app import CliContext
+    from skillrt.install import Applied
+
+#: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the
+#: installer.
+CLIENTS = ("claude-code", "codex", "gemini", "cursor")
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    p = sub.add_parser(
+        "hook",
+        add_help=False,
+        help="a prompt hook: the hook's JSON on stdin, the skill context on stdout",
+        description="Run as a coding agent's prompt hook (claude-code, codex, gemini): "
+        "prints the routed skill (or the $name one) as additional context, or nothing.",
+    )
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p.set_defaults(handler=cmd_hook)
+
+    p = sub.add_parser(
+        "install",
+        parents=[common],
+        help="add skillrt to a coding agent: claude-code, codex, gemini, cursor",
+        description="Add skillrt's prompt hook and/or MCP server to a client's config "
+        "files, keeping everything else in them. Running it again changes nothing; the "
+        "previous file is kept as <file>.skillrt.bak; --uninstall removes exactly what "
+        "was added; --dry-run prints the diff and writes nothing.",
+    )
+    p.add_argument("client", choices=CLIENTS)
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--project", action="store_true", help="this project's config (default): ./.claude/ ..."
+    )
+    scope.add_argument("--user", action="store_true", help="your user config: ~/.claude/ ...")
+    p.add_argument("--uninstall", action="store_true", help="remove what install added")
+    p.add_argument("--dry-run", action="store_true", help="print the diff, write nothing")
+    p.add_argument(
+        "--socket", metavar="PATH", help="the daemon socket the hook asks (default per state)"
+    )
+    p.add_argument(
+        "--command",
+        metavar="CMD",
+        help="how the client runs skillrt (default: this Python, absolute, with -m skillrt; "
+        "the hook starts it with -c, ~10 ms faster per prompt)",
+    )
+    p.add_argument(
+        "--timeout", type=int, default=10, metavar="SECONDS", help="hook timeout (default 10)"
+    )
+    p.set_defaults(handler=cmd_install)
+
+
+def cmd_hook(ctx: CliContext) -> int:
+    from skillrt.hooks.entry import main
+
+    return main(list(ctx.args.rest))
+
+
+def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
+    """How the client starts skillrt for the MCP server and for the hook: ``--command``
+    for both, else this Python (absolute, so no virtualenv needs to be active) with
+    ``-m skillrt``, and ``-c`` :data:`~skillrt.install.targets.HOOK_BOOT` for the hook."""
+    import shlex
+
+    from skillrt.install.targets import HOOK_BOOT
+
+    if command:
+        return shlex.split(command), None
+    return [sys.executable, "-m", "skillrt"], [sys.executable, "-c", HOOK_BOOT]
+
+
+def cmd_install(ctx: CliContext) -> int:
+    from skillrt.errors import UsageError
+    from skillrt.install import Target, apply, plan
+    from skillrt.install.targets import FOLDERS
+
+    args = ctx.args
+    if args.timeout < 1:
+        raise UsageError("--timeout must be at least 1 second", timeout=args.timeout)
+    folder_name = FOLDERS[args.client]
+    if args.user:
+        home = os.environ.get("HOME")
+        if not home:
+            raise UsageError("--user needs HOME to be set")
+        base = Path(home)
+        if args.client == "codex" and os.environ.get("CODEX_HOME"):
+            folder = Path(os.environ["CODEX_HOME"])
+        else:
+            folder = base / folder_name
+    else:
+        folder = Path.cwd() / folder_name
+    flags: list[str] = []
+    for root in getattr(args, "root", None) or ():
+        flags += ["--root", str(Path(root).resolve())]
+    if getattr(args, "config", None):
+        flags += ["--config", str(Path(args.config).resolve())]
+    if getattr(args, "state", None):
+        flags += ["--state", str(Path(args.state).resolve())]
+    hook_flags = ["--socket", str(Path(args.socket).resolve())] if args.socket else []
+    program, hook_program = _programs(args.command)
+    target = Target(
+        client=args.client,
+        folder=folder,
+        program=program,
+        hook_program=hook_program,
+        flags=flags,
+        hook_flags=hook_flags,
+        timeout_s=args.timeout,
+    )
+    applied = apply(plan(target, uninstall=args.uninstall), dry_run=args.dry_run)
+    data = {
+        "client": args.client,
+        "scope": "user" if args.user else "project",
+        "action": "uninstall" if args.uninstall else "install",
+        "dry_run": bool(args.dry_run),
+        "files": [
+            {"path": a.path, "changed": a.changed, "backup": a.backup, "diff": a.diff}
+            for a in applied
+        ],
+    }
+    ctx.emit(data, lambda: _render(data, applied))
+    return 0
+
+
+def _render(data: dict[str, Any], applied: list[Applied]) -> str:
+    lines = []
+    for a in applied:
+        if not a.changed:
+            lines.append(f"unchanged {a.path}")
+        elif data["dry_run"]:
+            lines.append(a.diff.rstrip("\n"))
+        else:
+            backup = f" (previous file: {a.backup})" if a.backup else ""
+            lines.append(f"{'removed from' if data['action'] == 'uninstall' else 'updated'} "
+                         f"{a.path}{backup}")  # fmt: skip
+    return "\n".join(lines)

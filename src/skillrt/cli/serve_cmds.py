@@ -1,0 +1,159 @@
+"""``serve``: the warm daemon (and ``serve --stop`` / ``serve --status``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillrt.cli.daemon_use import add_daemon_options
+
+if TYPE_CHECKING:
+    from skillrt.cli.app import CliContext
+    from skillrt.daemon.server import Daemon
+
+
+def register(
+    sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser
+) -> None:
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="run the warm daemon the prompt hooks and the CLI ask (a Unix socket)",
+        description="Keep the skills, the router index and the embedding model loaded and "
+        "answer route / context / activate / read / resolve requests as JSON lines over "
+        "a Unix socket (0600; default <state>/skillrt.sock) or a loopback port. Changed "
+        "skills are reloaded while it runs; SIGTERM stops it and removes the socket.",
+    )
+    add_daemon_options(p)
+    p.add_argument(
+        "--port",
+        type=int,
+        metavar="N",
+        help="listen on 127.0.0.1:N instead of a socket (0 picks a free port); clients "
+        "read the token from <state>/skillrt.daemon.json",
+    )
+    p.add_argument(
+        "--poll",
+        type=float,
+        metavar="SECONDS",
+        help="seconds between checks for changed skills (0: no reload; default from "
+        "config mcp.poll_interval_s, 2)",
+    )
+    p.add_argument("--stop", action="store_true", help="stop the running daemon")
+    p.add_argument("--status", action="store_true", help="show the running daemon's status")
+    p.add_argument(
+        "--log-level",
+        default="WARNING",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR"),
+        help="log level on stderr",
+    )
+    p.set_defaults(handler=cmd_serve)
+
+
+def cmd_serve(ctx: CliContext) -> int:
+    from skillrt.errors import UsageError
+
+    args = ctx.args
+    if args.stop and args.status:
+        raise UsageError("--stop and --status go alone")
+    if args.port is not None and (args.socket or not 0 <= args.port <= 65535):
+        raise UsageError("--port N (0..65535) and --socket PATH exclude each other")
+    if args.stop or args.status:
+        return _control(ctx, "shutdown" if args.stop else "status")
+    return _serve(ctx)
+
+
+def _control(ctx: CliContext, op: str) -> int:
+    from skillrt.cli.daemon_use import daemon_address
+    from skillrt.daemon.client import DaemonClient, DaemonUnavailable
+    from skillrt.daemon.protocol import format_address
+    from skillrt.daemon.server import DaemonNotRunning
+
+    address, token = daemon_address(ctx)
+    where = format_address(address)
+    try:
+        with DaemonClient(address, token=token, timeout=10.0) as client:
+            result = client.request(op)
+    except DaemonUnavailable as exc:
+        if op == "status":
+            ctx.emit({"running": False, "address": where}, f"no daemon at {where}")
+            return 1
+        raise DaemonNotRunning(f"no daemon is running at {where}", address=where) from exc
+    if op == "status":
+        data = {"running": True, **result}
+        ctx.emit(data, lambda: _render_status(data))
+        return 0
+    if isinstance(address, str):  # wait (bounded) until it has cleaned up
+        deadline = time.monotonic() + 10
+        while os.path.exists(address) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    ctx.emit({"stopped": True, "pid": result.get("pid"), "address": where},
+             f"stopped the daemon at {where} (pid {result.get('pid')})")  # fmt: skip
+    return 0
+
+
+def _render_status(data: dict[str, Any]) -> str:
+    roots = data.get("roots")
+    lines = [
+        f"daemon pid {data.get('pid')} at {data.get('address')}",
+        f"  skills {data.get('skills')}  reloads {data.get('reloads')}  "
+        f"requests {data.get('requests')}  errors {data.get('errors')}  "
+        f"up {data.get('uptime_s')} s",
+        f"  roots {', '.join(roots) if roots else '(conventional)'}",
+        f"  project {data.get('project_dir')}  state {data.get('state_dir')}",
+    ]
+    return "\n".join(lines)
+
+
+def _serve(ctx: CliContext) -> int:
+    import dataclasses
+
+    from skillrt.cli.daemon_use import daemon_address, identity
+    from skillrt.cli.settings import flag_roots
+    from skillrt.daemon.protocol import LOOPBACK, format_address, info_path
+    from skillrt.daemon.server import Daemon, DaemonStartError
+    from skillrt.mcp import SkillService, event_writer
+    from skillrt.runtime import SkillRuntime
+
+    args = ctx.args
+    logging.basicConfig(
+        stream=sys.stderr, level=args.log_level, format="skillrt serve: %(levelname)s %(message)s"
+    )
+    config = ctx.config()
+    mcp = config.mcp
+    if args.poll is not None:
+        if args.poll < 0:
+            from skillrt.errors import UsageError
+
+            raise UsageError("--poll must be >= 0", poll=args.poll)
+        mcp = dataclasses.replace(mcp, poll_interval_s=args.poll)
+    runtime = SkillRuntime(
+        config, roots=flag_roots(getattr(args, "root", None), Path.cwd()), env=dict(os.environ)
+    )
+    ctx._runtime = runtime  # closed by app.main
+    address = (LOOPBACK, args.port) if args.port is not None else daemon_address(ctx)[0]
+    service = SkillService(runtime, mcp, events=event_writer(runtime), surface="daemon")
+    daemon = Daemon(
+        service,
+        address,
+        identity=identity(ctx),
+        info_file=Path(info_path(str(config.state_dir))),
+        poll_interval_s=mcp.poll_interval_s,
+    )
+
+    def ready(d: Daemon) -> None:
+        event = {"event": "listening", "address": format_address(d.address), "pid": os.getpid()}
+        sys.stderr.write(json.dumps(event) + "\n")
+        sys.stderr.flush()
+
+    try:
+        daemon.serve(ready=ready)
+    except OSError as exc:  # the port is taken, no permission, ...
+        raise DaemonStartError(f"cannot serve at {format_address(address)}: {exc}") from exc
+    return 0

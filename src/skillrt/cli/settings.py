@@ -1,0 +1,64 @@
+"""The configuration a command runs with, from its flags and where it runs.
+
+Shared by every command (through :class:`~skillrt.cli.app.CliContext`), the prompt hook's
+in-process fallback and ``serve``, so all of them read the same ``skillrt.yaml``, state
+folder and roots for the same flags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from skillrt.config import RootConfig, RuntimeConfig
+
+
+def config_file(explicit: str | None, cwd: Path) -> Path | None:
+    """The config file in effect: ``--config``, else ``<cwd>/skillrt.yaml`` when present."""
+    from skillrt.config import CONFIG_FILENAME
+
+    if explicit:
+        return (cwd / explicit).resolve()
+    default = cwd / CONFIG_FILENAME
+    return default.resolve() if default.exists() else None
+
+
+def load_config(
+    explicit: str | None, state: str | None, *, cwd: Path, home: str | None
+) -> RuntimeConfig:
+    """``--config`` (required to exist) or ``<cwd>/skillrt.yaml``; with no file, the
+    project is ``cwd`` and the state ``<cwd>/.skillrt``; ``--state`` overrides it (a
+    folder, or a ``postgresql://`` URL for the shared state, caches staying local);
+    ``home`` is the user-scope home unless the config names one."""
+    from skillrt.config import CONFIG_FILENAME, RuntimeConfig
+
+    path = (cwd / explicit) if explicit else cwd / CONFIG_FILENAME
+    config = RuntimeConfig.from_file(path, required=bool(explicit))
+    if not path.exists():
+        config = config.replace_section(project_dir=cwd, state_dir=cwd / ".skillrt")
+    if state:
+        from skillrt.config import StateConfig, check_state
+        from skillrt.store import is_postgres_url
+
+        if is_postgres_url(state):  # the shared state; caches stay in state_dir
+            section = dataclasses.replace(config.state, url=state)
+            check_state(section)
+            config = config.replace_section(state=section)
+        else:
+            config = config.replace_section(state_dir=(cwd / state).resolve(), state=StateConfig())
+    if config.discovery.home_dir is not None:
+        return config  # the config file named it
+    discovery = dataclasses.replace(config.discovery, home_dir=Path(home) if home else None)
+    return config.replace_section(discovery=discovery)
+
+
+def flag_roots(roots: Sequence[str] | None, cwd: Path) -> tuple[RootConfig, ...] | None:
+    """``--root`` values as explicit roots (None when none were given)."""
+    from skillrt.config import RootConfig
+
+    if not roots:
+        return None
+    return tuple(RootConfig((cwd / r).resolve(), scope="flag") for r in roots)

@@ -1,0 +1,546 @@
+"""The daemon: a :class:`~skillrt.mcp.service.SkillService` (warm runtime, read/write
+lock, hot reload, background route events) served over a Unix socket or loopback TCP.
+
+Each connection gets a thread; a request runs under the service's read lock, so a
+reload waits for requests in flight and requests wait for a reload. A malformed or
+oversized request gets a structured error (the connection survives a malformed line,
+not an oversized one); a client that disconnects mid-request only ends its own thread.
+SIGTERM (or a ``shutdown`` request) stops it cleanly: no new connections, routes events
+flushed, socket and info files removed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import signal
+import socket
+import socketserver
+import stat
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillrt.daemon import protocol
+from skillrt.daemon.client import DaemonClient, DaemonUnavailable
+from skillrt.errors import SkillrtError, UsageError
+from skillrt.mcp.service import InternalError
+from skillrt.mcp.tools import MAX_TEXT_CHARS
+from skillrt.serialize import to_jsonable
+
+if TYPE_CHECKING:
+    from skillrt.mcp.service import SkillService
+
+log = logging.getLogger("skillrt.daemon")
+
+#: A connection idle this long is closed (a client that vanished without closing).
+IDLE_TIMEOUT_S = 300.0
+
+
+class DaemonRequestError(SkillrtError):
+    """A request the daemon cannot take (not JSON, unknown op, bad arguments)."""
+
+    code = protocol.E_BAD_REQUEST
+
+
+class UnknownOp(SkillrtError):
+    """A request naming an op the daemon does not have."""
+
+    code = protocol.E_UNKNOWN_OP
+
+
+class Unauthorized(SkillrtError):
+    """A TCP request without the daemon's token."""
+
+    code = protocol.E_UNAUTHORIZED
+
+
+class RequestTooLarge(SkillrtError):
+    """A request line over :data:`~skillrt.daemon.protocol.MAX_LINE_BYTES`."""
+
+    code = protocol.E_TOO_LARGE
+
+
+class DaemonMismatch(SkillrtError):
+    """The caller expects other skills (roots, config or project) than this daemon's."""
+
+    code = protocol.E_DAEMON_MISMATCH
+
+
+class DaemonNotRunning(SkillrtError):
+    """``serve --stop`` found no daemon to stop."""
+
+    code = "E_NO_DAEMON"
+
+
+class DaemonStartError(SkillrtError):
+    """The daemon cannot start: another one runs there, or the address is unusable."""
+
+    code = "E_DAEMON_START"
+
+
+def _error(rid: Any, err: SkillrtError) -> dict[str, Any]:
+    return {"id": rid, "ok": False, "error": err.to_dict()}
+
+
+class Daemon:
+    """Answers protocol requests for one service (see :mod:`skillrt.daemon.protocol`).
+
+    Args:
+        service: The warm service; started (``warm=True``) by :meth:`serve`.
+        address: A socket path, or ``("127.0.0.1", port)`` (port 0 picks a free one).
+        identity: What the daemon serves: ``roots`` (or None), ``config``, ``project_dir``.
+        info_file: Where to write the info file (pid, address, token); None for none.
+        poll_interval_s: Seconds between checks for changed skills (0: no hot reload).
+    """
+
+    def __init__(
+        self,
+        service: SkillService,
+        address: protocol.Address,
+        *,
+        identity: Mapping[str, Any],
+        info_file: Path | None = None,
+        poll_interval_s: float = 2.0,
+    ) -> None:
+        self.service = service
+        self.address = address
+        self.identity = dict(identity)
+        self.info_file = info_file
+        self.poll_interval_s = poll_interval_s
+        self.token = secrets.token_urlsafe(24) if isinstance(address, tuple) else None
+        self.started_at = time.time()
+        self.requests = 0
+        self.errors = 0
+        self._counts = threading.Lock()
+        self._stop = threading.Event()
+        self._server: socketserver.BaseServer | None = None
+        self._bound = False
+        self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
+            "ping": self._ping,
+            "status": lambda _args: self.status(),
+            "route": self._route,
+            "context": self._context,
+            "activate": self._activate,
+            "read": self._read,
+            "resolve": self._resolve,
+            "shutdown": self._shutdown,
+        }
+
+    # -- requests ---------------------------------------------------------------------
+    def respond(self, line: bytes, *, tcp: bool = False) -> dict[str, Any]:
+        """The answer to one request line; never raises."""
+        rid: Any = None
+        try:
+            try:
+                request = json.loads(line)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise DaemonRequestError(f"request is not JSON: {exc}") from None
+            if not isinstance(request, dict):
+                raise DaemonRequestError("a request is a JSON object")
+            rid = request.get("id")
+            if tcp and not self._authorised(request.get("token")):
+                raise Unauthorized("missing or wrong token (see the daemon's info file)")
+            op = request.get("op")
+            handler = self._ops.get(op) if isinstance(op, str) else None
+            if handler is None:
+                raise UnknownOp(f"unknown op {op!r}; ops: {', '.join(protocol.OPS)}", op=str(op))
+            args = request.get("args") or {}
+            if not isinstance(args, dict):
+                raise DaemonRequestError("'args' must be an object")
+            expect = request.get("expect")
+            if expect is not None:
+                self._check_expect(expect)
+            with self._counts:
+                self.requests += 1
+            if op in ("ping", "status", "shutdown"):
+                result = handler(args)
+            else:
+                with self.service.reading():
+                    result = handler(args)
+            return {"id": rid, "ok": True, "result": result}
+        except SkillrtError as err:
+            self._count_error()
+            return _error(rid, err)
+        except Exception as exc:  # one bad request fails alone, never the daemon
+            self._count_error()
+            log.exception("request failed")
+            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+
+    def _count_error(self) -> None:
+        with self._counts:
+            self.errors += 1
+
+    def _authorised(self, token: Any) -> bool:
+        return (
+            self.token is not None
+            and isinstance(token, str)
+            and hmac.compare_digest(token.encode(), self.token.encode())
+        )
+
+    def _check_expect(self, expect: Any) -> None:
+        if not isinstance(expect, dict):
+            raise DaemonRequestError("'expect' must be an object")
+        mine = self.identity
+        for key in ("roots", "config"):
+            if key in expect and _norm(expect[key]) != _norm(mine.get(key)):
+                raise DaemonMismatch(
+                    f"this daemon serves {key} {mine.get(key)!r}, not {expect[key]!r}",
+                    field=key,
+                )
+        if (
+            mine.get("roots") is None
+            and "project_dir" in expect
+            and _norm(expect["project_dir"]) != _norm(mine.get("project_dir"))
+        ):
+            raise DaemonMismatch(
+                f"this daemon serves project {mine.get('project_dir')!r}", field="project_dir"
+            )
+
+    # -- ops --------------------------------------------------------------------------
+    def _ping(self, _args: dict[str, Any]) -> dict[str, Any]:
+        return {"pong": True, "pid": os.getpid()}
+
+    def status(self) -> dict[str, Any]:
+        runtime = self.service.runtime
+        try:
+            skills = len(runtime.registry.skills())
+        except SkillrtError:
+            skills = None
+        return {
+            "pid": os.getpid(),
+            "address": protocol.format_address(self.address),
+            **self.identity,
+            "state_dir": str(runtime.config.state_dir),
+            "skills": skills,
+            "reloads": self.service.reloads,
+            "requests": self.requests,
+            "errors": self.errors,
+            "started_at": self.started_at,
+            "uptime_s": round(time.time() - self.started_at, 3),
+        }
+
+    def _route(self, args: dict[str, Any]) -> Any:
+        result = self.service.route(
+            _text(args, "query"),
+            surface=_opt_str(args, "surface") or "daemon",
+            history=_history(args),
+            top_k=_opt_int(args, "top_k"),
+            candidates=_opt_names(args, "candidates"),
+            explain=bool(args.get("explain", False)),
+        )
+        return to_jsonable(result)
+
+    def _context(self, args: dict[str, Any]) -> Any:
+        ctx = self.service.turn_context(
+            _text(args, "prompt"),
+            history=_history(args),
+            surface=_opt_str(args, "surface") or "hook",
+            budget=_opt_int(args, "budget"),
+        )
+        return to_jsonable(ctx)
+
+    def _activate(self, args: dict[str, Any]) -> Any:
+        """A skill's body. ``model`` (default true): for a model, as MCP's
+        ``activate_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
+        runtime = self.service.runtime
+        name = _text(args, "name")
+        if args.get("model", True):
+            skill = self.service.skill(name, for_model=True)
+        else:
+            skill = runtime.get(name)
+        run_id = _opt_str(args, "run_id")
+        result = runtime.load_body(
+            skill.qualified_name, run_id=run_id, spill=bool(args.get("spill", False))
+        )
+        return {
+            "name": skill.qualified_name,
+            "description": skill.description,
+            "allowed_tools": list(skill.allowed_tools),
+            "text": result.text,
+            "report": to_jsonable(result.report),
+            "injection": runtime.inject(result),
+        }
+
+    def _read(self, args: dict[str, Any]) -> Any:
+        runtime = self.service.runtime
+        skill = self.service.skill(_text(args, "name"), for_model=False)
+        result = runtime.read_resource(
+            skill.qualified_name,
+            _text(args, "path"),
+            _opt_str(args, "section"),
+            spill=False,
+        )
+        return {
+            "name": skill.qualified_name,
+            "path": args["path"],
+            "text": result.text,
+            "report": to_jsonable(result.report),
+        }
+
+    def _resolve(self, args: dict[str, Any]) -> Any:
+        surface = _opt_str(args, "surface") or "user"
+        if surface not in ("user", "palette", "model"):
+            raise DaemonRequestError(f"unknown surface {surface!r}", surface=surface)
+        res = self.service.runtime.resolve(
+            _text(args, "text"),
+            surface=surface,  # type: ignore[arg-type]
+            apply_commands=bool(args.get("apply_commands", False)),
+        )
+        return to_jsonable(res)
+
+    def _shutdown(self, _args: dict[str, Any]) -> dict[str, Any]:
+        self._stop.set()
+        return {"stopping": True, "pid": os.getpid()}
+
+    # -- serving ----------------------------------------------------------------------
+    def bind(self) -> None:
+        """Create the listening socket (refuses when a live daemon already listens)."""
+        if isinstance(self.address, tuple):
+            self._server = _TCPServer(self.address, _Handler, self)
+            host, port = self._server.server_address[:2]
+            self.address = (str(host), int(port))  # port 0 -> the real port
+        else:
+            path = self.address
+            if len(path.encode()) > protocol.MAX_UNIX_PATH_BYTES:
+                raise DaemonStartError(
+                    f"socket path is too long for a Unix socket ({len(path.encode())} bytes): "
+                    f"{path}; pass a shorter --socket PATH",
+                    path=path,
+                )
+            _clear_stale_socket(path)
+            Path(path).parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            old = os.umask(0o177)  # the socket file is created 0600: owner only
+            try:
+                self._server = _UnixServer(path, _Handler, self)
+            finally:
+                os.umask(old)
+            os.chmod(path, 0o600)
+        self._bound = True
+        if self.info_file is not None:
+            self._write_info()
+
+    def _write_info(self) -> None:
+        from skillrt.atomic import atomic_write_bytes
+
+        assert self.info_file is not None
+        info = {
+            "pid": os.getpid(),
+            "address": protocol.format_address(self.address),
+            "token": self.token,
+            "started_at": self.started_at,
+            **self.identity,
+        }
+        atomic_write_bytes(self.info_file, json.dumps(info, indent=2).encode(), mode=0o600)
+
+    def serve(self, *, warm: bool = True, ready: Callable[[Daemon], None] | None = None) -> None:
+        """Start the service, listen, and block until SIGTERM/SIGINT or a ``shutdown``
+        request; then clean up. Signal handlers are installed only in the main thread."""
+        if not self._bound:
+            self.bind()  # first: a second daemon fails before it loads anything
+        assert self._server is not None
+        try:
+            self.service.start(warm=warm)
+        except BaseException:
+            self._server.server_close()
+            self._cleanup()
+            raise
+        restore = self._install_signals()
+        # Hand the GIL over sooner (default 5 ms): a request thread waiting behind the
+        # reload poll or the telemetry writer answers that much earlier.
+        sys.setswitchinterval(0.001)
+        threads = [threading.Thread(target=self._server.serve_forever, name="skillrt-daemon")]
+        if self.poll_interval_s > 0:
+            threads.append(threading.Thread(target=self._watch, name="skillrt-watch"))
+        for t in threads:
+            t.daemon = True
+            t.start()
+        try:
+            if ready is not None:
+                ready(self)
+            while not self._stop.wait(0.5):
+                pass
+        finally:
+            self._server.shutdown()
+            self._server.server_close()
+            self._cleanup()
+            restore()
+            if self.service.events is not None:
+                self.service.events.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_interval_s):
+            try:
+                self.service.check_for_changes()
+            except Exception:  # a broken poll must not kill the daemon; try again later
+                log.exception("checking the skill roots failed")
+
+    def _install_signals(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        previous = {
+            sig: signal.signal(sig, lambda *_: self._stop.set())
+            for sig in (signal.SIGTERM, signal.SIGINT)
+        }
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+        return restore
+
+    def _cleanup(self) -> None:
+        if isinstance(self.address, str):
+            with contextlib.suppress(OSError):
+                os.unlink(self.address)
+        if self.info_file is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.info_file)
+
+
+def _encode(reply: dict[str, Any]) -> bytes:
+    """A reply line (the C encoder: replies can be large, requests are small)."""
+    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8") + b"\n"
+
+
+def _clear_stale_socket(path: str) -> None:
+    """Remove a socket file nobody listens on; refuse a live one or a non-socket."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(st.st_mode):
+        raise DaemonStartError(f"{path} exists and is not a socket; not replacing it", path=path)
+    try:
+        with DaemonClient(path, timeout=2.0, connect_timeout=1.0) as client:
+            client.request("ping")
+    except DaemonUnavailable:
+        os.unlink(path)  # stale: its daemon died without cleaning up
+        return
+    except Exception:
+        pass  # something answers there: treat it as live
+    raise DaemonStartError(f"a daemon is already running at {path}", path=path)
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    """One connection: read lines, answer each, until EOF, an error or a timeout."""
+
+    timeout = IDLE_TIMEOUT_S
+    server: _UnixServer | _TCPServer
+
+    def handle(self) -> None:
+        daemon = self.server.daemon
+        tcp = isinstance(self.server, _TCPServer)
+        while True:
+            try:
+                line = self.rfile.readline(protocol.MAX_LINE_BYTES + 1)
+            except (OSError, ValueError):
+                return  # timed out or reset
+            if not line:
+                return
+            if not line.endswith(b"\n"):
+                if len(line) > protocol.MAX_LINE_BYTES:
+                    err = RequestTooLarge(f"request over {protocol.MAX_LINE_BYTES} bytes")
+                    self._send(_error(None, err))
+                return  # oversized (the rest cannot be framed) or cut off mid-request
+            if not line.strip():
+                continue
+            if not self._send(daemon.respond(line, tcp=tcp)):
+                return
+
+    def _send(self, reply: dict[str, Any]) -> bool:
+        try:
+            self.wfile.write(_encode(reply))
+            self.wfile.flush()
+        except OSError:
+            return False  # the client went away
+        return True
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+    block_on_close = False
+    #: Pending connections while the accept loop waits for the GIL (5 by default, which
+    #: makes a burst of hooks fail to connect with EAGAIN).
+    request_queue_size = 128
+
+    def __init__(self, path: str, handler: type[_Handler], daemon: Daemon) -> None:
+        self.daemon = daemon
+        super().__init__(path, handler)
+
+
+class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    block_on_close = False
+    allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
+        if address[0] != protocol.LOOPBACK:
+            raise DaemonStartError("the daemon only listens on 127.0.0.1", host=address[0])
+        self.daemon = daemon
+        super().__init__(address, handler)
+        self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+
+# -- argument checks ------------------------------------------------------------------
+def _norm(value: Any) -> Any:
+    if isinstance(value, list):
+        return sorted(str(v) for v in value)
+    return None if value is None else str(value)
+
+
+def _text(args: dict[str, Any], key: str) -> str:
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise DaemonRequestError(f"'{key}' must be a non-empty string", field=key)
+    if len(value) > MAX_TEXT_CHARS:
+        raise UsageError(f"'{key}' is over {MAX_TEXT_CHARS} characters", field=key)
+    return value
+
+
+def _opt_str(args: dict[str, Any], key: str) -> str | None:
+    value = args.get(key)
+    if value is not None and not isinstance(value, str):
+        raise DaemonRequestError(f"'{key}' must be a string", field=key)
+    return value
+
+
+def _opt_int(args: dict[str, Any], key: str) -> int | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise DaemonRequestError(f"'{key}' must be a positive integer", field=key)
+    return value
+
+
+def _opt_names(args: dict[str, Any], key: str) -> list[str] | None:
+    value = args.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DaemonRequestError(f"'{key}' must be a list of strings", field=key)
+    return value
+
+
+def _history(args: dict[str, Any]) -> list[str | dict[str, Any]] | None:
+    value = args.get("history")
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, (str, dict)) for v in value):
+        raise DaemonRequestError(
+            "'history' must be a list of strings or {role, content} objects", field="history"
+        )
+    return value

@@ -1,0 +1,90 @@
+"""The hook contract of each client: what arrives on stdin, what to print on stdout.
+
+- ``claude-code``: a ``UserPromptSubmit`` hook. Input: ``session_id``,
+  ``transcript_path`` (JSONL), ``cwd``, ``permission_mode``, ``hook_event_name``,
+  ``prompt``. Output (exit 0): ``{"hookSpecificOutput": {"hookEventName":
+  "UserPromptSubmit", "additionalContext": ...}, "systemMessage": ...}``; nothing when
+  no skill applies.
+- ``codex``: Codex CLI's ``UserPromptSubmit`` hook, the same contract (its transcript is
+  Codex's own JSONL).
+- ``gemini``: Gemini CLI's ``BeforeAgent`` hook: the same fields in, and
+  ``hookSpecificOutput.additionalContext`` with ``hookEventName: "BeforeAgent"`` out
+  (stdout must be that JSON or nothing).
+
+``additionalContext`` goes to the model; ``systemMessage`` (the ``Using skill:`` lines
+and ``$`` mention messages) is shown to the person.
+"""
+
+from __future__ import annotations
+
+from skillrt import fastjson
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
+
+#: client -> the hook event it is installed on.
+EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+
+
+class HookInputError(ValueError):
+    """The hook's stdin is not the JSON the client sends."""
+
+
+class HookInput:
+    """The fields skillrt reads (a plain class: dataclasses cost an import per prompt)."""
+
+    __slots__ = ("cwd", "event", "prompt", "session_id", "transcript_path")
+
+    def __init__(
+        self,
+        prompt: str,
+        cwd: str | None = None,
+        transcript_path: str | None = None,
+        session_id: str | None = None,
+        event: str | None = None,
+    ) -> None:
+        self.prompt = prompt
+        self.cwd = cwd
+        self.transcript_path = transcript_path
+        self.session_id = session_id
+        self.event = event
+
+
+def parse_input(raw: bytes | str) -> HookInput:
+    """The fields skillrt uses from the hook's JSON (raises HookInputError)."""
+    try:
+        data = fastjson.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HookInputError(f"hook input is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise HookInputError("hook input is not a JSON object")
+    prompt = data.get("prompt")
+    if not isinstance(prompt, str):
+        raise HookInputError("hook input has no 'prompt' string")
+
+    def opt(key: str) -> str | None:
+        value = data.get(key)
+        return value if isinstance(value, str) and value else None
+
+    return HookInput(
+        prompt=prompt,
+        cwd=opt("cwd"),
+        transcript_path=opt("transcript_path"),
+        session_id=opt("session_id"),
+        event=opt("hook_event_name"),
+    )
+
+
+def render(client: str, context: dict[str, Any]) -> str:
+    """What to print for a turn context (``TurnContext`` as JSON): "" when empty."""
+    text = str(context.get("text") or "")
+    if not text:
+        return ""
+    shown = [*context.get("lines", ()), *(d["message"] for d in context.get("diagnostics", ()))]
+    out: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": EVENTS[client], "additionalContext": text}
+    }
+    if shown:
+        out["systemMessage"] = "\n".join(shown)
+    return fastjson.dumps(out)

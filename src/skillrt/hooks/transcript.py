@@ -1,0 +1,152 @@
+"""The last turns of a conversation, read from a client's transcript file (bounded).
+
+Understood, line by line (JSONL), from the end of the file:
+
+- Claude Code: ``{"type": "user"|"assistant", "message": {"role", "content"}}`` with
+  ``content`` a string or a list of blocks (only ``{"type": "text"}`` blocks count;
+  tool calls, tool results, meta and side-chain lines are skipped);
+- Codex CLI: ``{"type": "response_item", "payload": {"type": "message", "role",
+  "content": [{"type": "input_text"|"output_text", "text"}]}}``;
+
+and a Gemini CLI session file (one JSON document with a ``messages`` list of
+``{"type": "user"|"gemini", "content"}``). Only the file's last :data:`TAIL_BYTES` are
+read (a JSON document only up to :data:`MAX_DOCUMENT_BYTES`); anything unreadable gives
+no history rather than an error.
+"""
+
+from __future__ import annotations
+
+import os
+
+from skillrt import fastjson
+
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Bytes read from the end of a JSONL transcript.
+TAIL_BYTES = 256 * 1024
+#: A whole-document transcript (Gemini CLI) larger than this is not read.
+MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
+DEFAULT_TURNS = 6
+DEFAULT_CHARS = 4_000
+#: Wrappers a client adds as user messages; they are not the conversation.
+_SYNTHETIC = ("<environment_context>", "<user_instructions>", "<command-name>", "<local-command")
+_TEXT_BLOCKS = ("text", "input_text", "output_text")
+_ROLES = {"user": "user", "assistant": "assistant", "gemini": "assistant", "model": "assistant"}
+
+
+def read_history(
+    path: str | None,
+    *,
+    prompt: str | None = None,
+    turns: int = DEFAULT_TURNS,
+    max_chars: int = DEFAULT_CHARS,
+) -> list[dict[str, str]]:
+    """The last ``turns`` messages as ``{"role", "content"}``, newest last, at most
+    ``max_chars`` characters in all (older messages go first, then the oldest kept one is
+    cut). ``prompt``, when it is already the transcript's last message, is left out."""
+    if not path or turns <= 0 or max_chars <= 0:
+        return []
+    try:
+        messages = _read(path, turns + 1)  # one more: it may be the prompt itself
+    except (OSError, ValueError):
+        return []
+    if prompt is not None and messages and messages[-1] == {"role": "user", "content": prompt}:
+        messages.pop()
+    out: list[dict[str, str]] = []
+    left = max_chars
+    for message in reversed(messages[-turns:]):
+        if left <= 0:
+            break
+        text = message["content"]
+        if len(text) > left:
+            text = text[-left:]  # the end of a long message is what the next one follows
+        out.append({"role": message["role"], "content": text})
+        left -= len(text)
+    out.reverse()
+    return out
+
+
+def _read(path: str, limit: int) -> list[dict[str, str]]:
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        start = max(0, size - TAIL_BYTES)
+        fh.seek(start)
+        data = fh.read(TAIL_BYTES)
+    if start == 0 and data.lstrip()[:1] == b"{" and size <= MAX_DOCUMENT_BYTES:
+        document = _document(data)
+        if document is not None:
+            return document
+    lines = data.split(b"\n")
+    if start > 0:
+        lines = lines[1:]  # the first line is cut
+    # Newest first, and stop once enough messages are found: the lines before them
+    # (long tool results, file contents) are never parsed.
+    messages: list[dict[str, str]] = []
+    for raw in reversed(lines):
+        if len(messages) >= limit:
+            break
+        if not raw.strip():
+            continue
+        try:
+            entry = fastjson.loads(raw)
+        except ValueError:
+            continue
+        message = _message(entry) if isinstance(entry, dict) else None
+        if message is not None:
+            messages.append(message)
+    messages.reverse()
+    return messages
+
+
+def _document(data: bytes) -> list[dict[str, str]] | None:
+    """A whole-file JSON transcript with a ``messages`` list (Gemini CLI), else None."""
+    try:
+        doc = fastjson.loads(data)
+    except ValueError:
+        return None  # JSONL: one object per line
+    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
+        return None
+    out = []
+    for item in doc["messages"]:
+        if isinstance(item, dict):
+            role = _ROLES.get(str(item.get("type") or item.get("role")))
+            text = _text(item.get("content"))
+            if role and text:
+                out.append({"role": role, "content": text})
+    return out
+
+
+def _message(entry: dict[str, Any]) -> dict[str, str] | None:
+    if entry.get("isMeta") or entry.get("isSidechain"):
+        return None
+    body: Any = None
+    if entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict):
+        body = entry["message"]
+    elif (
+        entry.get("type") == "response_item"
+        and isinstance(entry.get("payload"), dict)
+        and entry["payload"].get("type") == "message"
+    ):
+        body = entry["payload"]
+    if body is None:
+        return None
+    role = _ROLES.get(str(body.get("role") or entry.get("type")))
+    text = _text(body.get("content"))
+    if role is None or not text or text.lstrip().startswith(_SYNTHETIC):
+        return None
+    return {"role": role, "content": text}
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        parts = [
+            str(block.get("text", ""))
+            for block in content
+            if isinstance(block, dict) and block.get("type", "text") in _TEXT_BLOCKS
+        ]
+        return "\n".join(p for p in parts if p).strip()
+    return ""

@@ -1,0 +1,193 @@
+"""What one turn of a conversation gets from the skills: the context a prompt hook, the
+daemon or an agent framework adds before the model sees the user's message.
+
+For one message (SPEC I2-I4, R1, L5; seed 004 §4):
+
+1. ``$name`` mentions resolve first, as the user surface does: an activated skill is
+   injected (a ``disable-model-invocation`` one too: the user named it). A mention that
+   does not resolve adds its seed 004 §7 message, and nothing is routed: the user named a
+   skill, so another one is never picked for them silently.
+2. Without mentions the router routes the message (with the conversation's last turns as
+   history) and records its T1 event; each skill of the plan that is enabled and may be
+   invoked by a model is injected. An empty plan injects nothing at all.
+
+Each injected skill is the line ``Using skill: <name>`` followed by its injection block,
+the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``budget``
+characters: when it does not, each body gets a share of what is left after the header
+lines (short bodies keep their whole text, long ones share the rest) and is fitted by the
+loader's truncate policy, which keeps the key sections.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from skillrt.errors import SkillrtError
+
+if TYPE_CHECKING:
+    from skillrt.loading.report import LoadResult
+    from skillrt.routing.plan import RouteResult
+    from skillrt.runtime import SkillRuntime
+
+#: Claude Code keeps hook context up to 10,000 characters (more becomes a file preview).
+DEFAULT_BUDGET = 9_500
+#: Below this many characters a body is not worth injecting; later skills are dropped.
+MIN_BODY_CHARS = 400
+#: Marks a block cut to fit when the loader's fitting still left it too long.
+CUT_MARK = "\n[... cut to fit the context budget]\n"
+
+TurnSource = Literal["mention", "route", "none"]
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """The context for one turn; ``text`` is empty when nothing applies."""
+
+    #: What goes into the model's context: ``Using skill:`` lines, blocks, messages.
+    text: str
+    #: The injected skills, in plan (or mention) order.
+    skills: tuple[str, ...] = ()
+    #: One ``Using skill: <name>`` line per injected skill (for the person to see).
+    lines: tuple[str, ...] = ()
+    #: The seed 004 §7 diagnostics of ``$`` mentions: ``{"code", "message"}``.
+    diagnostics: tuple[dict[str, str], ...] = ()
+    #: Skills that were chosen but could not be loaded: ``{"skill", "code", "message"}``.
+    errors: tuple[dict[str, str], ...] = ()
+    source: TurnSource = "none"
+    route_id: str | None = None
+    routing_reason: str | None = None
+    #: True when a body was fitted or cut to stay within the budget.
+    truncated: bool = False
+    #: The route behind a ``source="route"`` turn (not serialised).
+    _route: RouteResult | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnContext:
+        """Rebuild from the JSON form (what the daemon sends)."""
+        return cls(
+            text=str(data.get("text") or ""),
+            skills=tuple(data.get("skills") or ()),
+            lines=tuple(data.get("lines") or ()),
+            diagnostics=tuple(dict(d) for d in data.get("diagnostics") or ()),
+            errors=tuple(dict(e) for e in data.get("errors") or ()),
+            source=data.get("source") or "none",
+            route_id=data.get("route_id"),
+            routing_reason=data.get("routing_reason"),
+            truncated=bool(data.get("truncated")),
+        )
+
+
+def build_turn_context(
+    runtime: SkillRuntime,
+    prompt: str,
+    *,
+    history: Sequence[str | Mapping[str, Any]] | None = None,
+    surface: str = "hook",
+    budget: int = DEFAULT_BUDGET,
+    record: bool | None = None,
+) -> TurnContext:
+    """The context for ``prompt`` (see the module docstring).
+
+    ``record=False`` routes without writing the T1 event (the caller records it, as the
+    daemon does through its background writer); ``surface`` labels that event.
+    """
+    resolution = runtime.resolve(prompt, surface="user")
+    if resolution.mentions:
+        diagnostics = tuple({"code": d.code, "message": d.message} for d in resolution.diagnostics)
+        names = [a.skill for a in resolution.activated]
+        return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics)
+    result = runtime.route(prompt, history=history, surface=surface, record=record)
+    registry = runtime.registry
+    names = []
+    for name in result.plan.names:
+        try:
+            skill = registry.get(name)
+        except SkillrtError:
+            continue  # a catalogue-only skill has no body to inject
+        if registry.is_enabled(skill) and not skill.disable_model_invocation:
+            names.append(skill.qualified_name)
+    ctx = _assemble(runtime, names, budget, "route" if names else "none")
+    return dataclasses.replace(
+        ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
+    )
+
+
+def _assemble(
+    runtime: SkillRuntime,
+    names: Sequence[str],
+    budget: int,
+    source: TurnSource,
+    *,
+    diagnostics: tuple[dict[str, str], ...] = (),
+) -> TurnContext:
+    from skillrt.invocation.messages import using_skill
+
+    limits = dataclasses.replace(runtime.config.limits, body_policy="truncate")
+    loaded: dict[str, LoadResult] = {}
+    errors: list[dict[str, str]] = []
+    for name in names:
+        try:
+            loaded[name] = runtime.load_body(name, spill=False, limits=limits)
+        except SkillrtError as exc:
+            errors.append({"skill": name, "code": exc.code, "message": exc.message})
+    kept = list(loaded)
+    tail = "\n".join(d["message"] for d in diagnostics)
+    # Per skill: everything but the body text (the activation line, the block header).
+    overhead = {n: len(using_skill(n)) + 2 + len(runtime.inject(loaded[n])) - len(loaded[n].text)
+                for n in kept}  # fmt: skip
+    fixed = len(tail) + 1
+    while kept and fixed + sum(overhead[n] for n in kept) + MIN_BODY_CHARS * len(kept) > budget:
+        kept.pop()  # the plan's last skills give way to its first
+    truncated = False
+    if sum(overhead[n] + len(loaded[n].text) for n in kept) + fixed > budget:
+        shares = _shares(
+            {n: len(loaded[n].text) for n in kept},
+            budget - fixed - sum(overhead[n] for n in kept),
+        )
+        for n in kept:
+            if len(loaded[n].text) > shares[n]:
+                fitted = dataclasses.replace(limits, max_skill_body_chars=max(1, shares[n]))
+                loaded[n] = runtime.load_body(n, spill=False, limits=fitted)
+                truncated = True
+    truncated = truncated or any(loaded[n].report.truncated for n in kept)
+    parts: list[str] = []
+    for n in kept:
+        parts.append(f"{using_skill(n)}\n{runtime.inject(loaded[n])}".rstrip("\n"))
+    if tail:
+        parts.append(tail)
+    text = "\n\n".join(parts)
+    if len(text) > budget:  # the loader's fitting note can overshoot by a line
+        text = text[: max(0, budget - len(CUT_MARK))].rstrip() + CUT_MARK
+        truncated = True
+    return TurnContext(
+        text=text,
+        skills=tuple(kept),
+        lines=tuple(using_skill(n) for n in kept),
+        diagnostics=diagnostics,
+        errors=tuple(errors),
+        source=source if kept or diagnostics else "none",
+        truncated=truncated,
+    )
+
+
+def _shares(sizes: Mapping[str, int], available: int) -> dict[str, int]:
+    """Split ``available`` characters: a body smaller than an equal share keeps all of
+    it, and what it leaves goes to the longer ones (water-filling)."""
+    shares: dict[str, int] = {}
+    left = max(0, available)
+    pending = sorted(sizes, key=lambda n: sizes[n])
+    while pending:
+        equal = left // len(pending)
+        name = pending[0]
+        if sizes[name] <= equal:
+            shares[name] = sizes[name]
+            left -= sizes[name]
+            pending.pop(0)
+            continue
+        for name in pending:
+            shares[name] = equal
+        break
+    return shares

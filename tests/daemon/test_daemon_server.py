@@ -1,0 +1,346 @@
+"""`skillrt serve` as a real process, driven over its real socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import sqlite3
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hooks"))
+from hook_support import build_skills, claude_payload, env, hook_output, skillrt, wait_for
+
+from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+from skillrt.daemon.protocol import MAX_LINE_BYTES, parse_address
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], address: str, project: Path, skills: Path):
+        self.proc = proc
+        self.address = address
+        self.project = project
+        self.skills = skills
+
+    @property
+    def expect(self) -> dict[str, Any]:
+        return {
+            "roots": [str(self.skills.resolve())],
+            "config": None,
+            "project_dir": str(self.project),
+        }
+
+    def client(self, **kw: Any) -> DaemonClient:
+        address = parse_address(self.address)
+        token = None
+        if isinstance(address, tuple):
+            info = json.loads((self.project / ".skillrt" / "skillrt.daemon.json").read_text())
+            token = info["token"]
+        return DaemonClient(address, token=token, **kw)
+
+
+def start(project: Path, skills: Path, *extra: str) -> Served:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillrt", "serve", "--root", str(skills), "--poll", "0.2", *extra],
+        cwd=project,
+        env=env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    if not line:
+        proc.wait(30)
+        raise AssertionError(f"serve failed: {proc.stderr.read()}")
+    event = json.loads(line)
+    assert event["event"] == "listening"
+    threading.Thread(target=proc.stderr.read, daemon=True).start()  # drain
+    return Served(proc, event["address"], project, skills)
+
+
+def stop(served: Served) -> None:
+    if served.proc.poll() is None:
+        served.proc.send_signal(signal.SIGTERM)
+        served.proc.wait(30)
+
+
+@pytest.fixture
+def daemon_project(tmp_path: Path, make_skill: Callable[..., Path]) -> tuple[Path, Path]:
+    project = tmp_path / "project"
+    project.mkdir()
+    return project, build_skills(tmp_path / "skills", make_skill)
+
+
+@pytest.fixture
+def served(daemon_project: tuple[Path, Path]) -> Iterator[Served]:
+    s = start(*daemon_project)
+    yield s
+    stop(s)
+
+
+def test_socket_is_private_and_status_names_the_roots(served: Served) -> None:
+    mode = os.stat(served.address).st_mode
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    info = served.project / ".skillrt" / "skillrt.daemon.json"
+    assert stat.S_IMODE(info.stat().st_mode) == 0o600
+    proc = skillrt("serve", "--status", "--json", "--root", str(served.skills), cwd=served.project)
+    status = json.loads(proc.stdout)
+    assert proc.returncode == 0 and status["running"] and status["pid"] == served.proc.pid
+    assert status["roots"] == [str(served.skills.resolve())] and status["skills"] == 5
+
+
+def test_hook_through_the_daemon_answers_like_in_process(served: Served) -> None:
+    prompts = [
+        "please do a code review of my pr",
+        "$nope x",
+        "what is the capital of France?",
+        "$big-skill plan the migration",
+    ]
+    for prompt in prompts:
+        args = ("hook", "claude-code", "--root", str(served.skills))
+        payload = claude_payload(prompt, served.project)
+        warm = skillrt(*args, cwd=served.project, stdin=payload)
+        cold = skillrt(*args, "--no-daemon", cwd=served.project, stdin=payload)
+        assert hook_output(warm) == hook_output(cold), prompt
+    log = served.project / ".skillrt" / "hook.log"
+    assert not log.exists() or "in-process" not in log.read_text()
+
+
+def test_routes_through_the_daemon_record_t1_events(served: Served) -> None:
+    with served.client() as client:
+        ctx = client.request(
+            "context", {"prompt": "please do a code review of my pr"}, expect=served.expect
+        )
+        route = client.request("route", {"query": "check my sql query", "surface": "cli"})
+    db = served.project / ".skillrt" / "state.db"
+
+    def recorded() -> list[tuple[str, str]]:
+        conn = sqlite3.connect(db)
+        try:
+            return conn.execute("SELECT route_id, surface FROM route_events").fetchall()
+        finally:
+            conn.close()
+
+    wait_for(lambda: len(recorded()) >= 2)
+    assert set(recorded()) >= {(ctx["route_id"], "hook"), (route["route_id"], "cli")}
+
+
+def test_cli_route_show_and_resolve_use_the_daemon(served: Served) -> None:
+    root = ("--root", str(served.skills))
+    for args in (
+        ("route", "check my sql query for injection", "--json"),
+        ("show", "code-review", "--json", "--no-spill"),
+        ("resolve", "$code-review now", "--json", "--no-apply"),
+    ):
+        warm = skillrt(*args, *root, cwd=served.project)
+        cold = skillrt(*args, *root, "--no-daemon", cwd=served.project)
+        assert warm.returncode == cold.returncode == 0, warm.stderr + cold.stderr
+        a, b = json.loads(warm.stdout), json.loads(cold.stdout)
+        if args[0] == "route":  # scores move with the per-skill stats each route adds
+            assert [c["name"] for c in a["candidates"]] == [c["name"] for c in b["candidates"]]
+            assert [c["status"] for c in a["candidates"]] == [c["status"] for c in b["candidates"]]
+            a, b = a["plan"]["skills"][0]["name"], b["plan"]["skills"][0]["name"]
+        for volatile in ("latency_ms", "event"):
+            if isinstance(a, dict):
+                a.pop(volatile, None)
+                b.pop(volatile, None)
+        assert a == b, args
+    with served.client() as client:
+        assert client.request("status")["requests"] >= 3
+    human = skillrt("route", "check my sql query for injection", *root, cwd=served.project)
+    assert "Plan: sql-review" in human.stdout
+
+
+def test_a_daemon_for_other_skills_is_not_used(served: Served, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    (other / "solo").mkdir(parents=True)
+    (other / "solo" / "SKILL.md").write_text(
+        "---\nname: solo\ndescription: Review a pull request carefully.\n---\n# Solo\n"
+    )
+    with served.client() as client, pytest.raises(DaemonUnavailable):
+        client.request("ping", expect={"roots": [str(other)], "config": None})
+    proc = skillrt(
+        "route", "review a pull request", "--root", str(other), "--json", cwd=served.project
+    )
+    assert json.loads(proc.stdout)["plan"]["skills"][0]["name"] == "solo"
+
+
+def test_bad_requests_get_structured_errors_and_the_connection_survives(served: Served) -> None:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(served.address)
+        f = sock.makefile("rwb")
+        for line, code in [
+            (b"not json", "E_BAD_REQUEST"),
+            (b"[1]", "E_BAD_REQUEST"),
+            (b'{"id": 1, "op": "fly"}', "E_UNKNOWN_OP"),
+            (b'{"id": 2, "op": "route", "args": []}', "E_BAD_REQUEST"),
+            (b'{"id": 3, "op": "route", "args": {"query": 5}}', "E_BAD_REQUEST"),
+            (b'{"id": 4, "op": "activate", "args": {"name": "nope"}}', "SkillNotFound"),
+            (
+                b'{"id": 5, "op": "activate", "args": {"name": "deploy"}}',
+                "MODEL_INVOCATION_DISABLED",
+            ),
+            (
+                b'{"id": 6, "op": "read", "args": {"name": "code-review",'
+                b' "path": "../../etc/passwd"}}',
+                "PathTraversalBlocked",
+            ),
+        ]:
+            f.write(line + b"\n")
+            f.flush()
+            reply = json.loads(f.readline())
+            assert reply["ok"] is False and reply["error"]["code"] == code, line
+        f.write(b'{"id": 7, "op": "ping"}\n')
+        f.flush()
+        assert json.loads(f.readline())["result"]["pong"] is True
+
+
+def test_oversized_request_is_refused_and_others_carry_on(served: Served) -> None:
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.connect(served.address)
+        sock.sendall(b"x" * (MAX_LINE_BYTES + 10))
+        reply = json.loads(sock.makefile("rb").readline())
+        assert reply["error"]["code"] == "E_TOO_LARGE"
+    with served.client() as client:
+        assert client.request("ping")["pong"]
+
+
+def test_client_that_disconnects_mid_request_does_not_hurt(served: Served) -> None:
+    for _ in range(20):
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.connect(served.address)
+            sock.sendall(b'{"id": 1, "op": "context", "args": {"prompt": "review my')
+    with socket.socket(socket.AF_UNIX) as sock:  # asks, then leaves before the answer
+        sock.connect(served.address)
+        sock.sendall(b'{"id": 1, "op": "context", "args": {"prompt": "review my pr"}}\n')
+    with served.client() as client:
+        assert client.request("route", {"query": "review my pr"})["plan"]["skills"]
+    assert served.proc.poll() is None
+
+
+def test_concurrent_clients(served: Served) -> None:
+    errors: list[BaseException] = []
+    answers: list[str] = []
+
+    def worker(i: int) -> None:
+        try:
+            with served.client() as client:
+                for j in range(15):
+                    op = (
+                        ("context", {"prompt": "please do a code review of my pr"})
+                        if j % 2
+                        else ("route", {"query": f"check my sql query {i} {j}"})
+                    )
+                    result = client.request(*op)
+                    answers.append(result.get("route_id", ""))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors and len(answers) == 8 * 15 and len(set(answers)) == len(answers)
+
+
+def test_changed_skills_are_reloaded(served: Served) -> None:
+    new = served.skills / "kubectl-debug"
+    new.mkdir()
+    (new / "SKILL.md").write_text(
+        "---\nname: kubectl-debug\ndescription: Debug crashing Kubernetes pods with kubectl."
+        "\n---\n# Kubectl debug\n"
+    )
+
+    def found() -> bool:
+        with served.client() as client:
+            try:
+                return bool(client.request("activate", {"name": "kubectl-debug"})["text"])
+            except DaemonError:
+                return False
+
+    wait_for(found)
+    (new / "SKILL.md").unlink()
+    new.rmdir()
+
+    def gone() -> bool:
+        with served.client() as client:
+            try:
+                client.request("activate", {"name": "kubectl-debug"})
+            except DaemonError as err:
+                return err.code == "SkillNotFound"
+            return False
+
+    wait_for(gone)
+
+
+def test_sigterm_stops_cleanly_and_removes_the_socket(served: Served) -> None:
+    info = served.project / ".skillrt" / "skillrt.daemon.json"
+    served.proc.send_signal(signal.SIGTERM)
+    assert served.proc.wait(30) == 0
+    assert not os.path.exists(served.address) and not info.exists()
+
+
+def test_serve_stop_and_a_second_daemon(served: Served) -> None:
+    root = ("--root", str(served.skills))
+    second = skillrt("serve", *root, "--json", cwd=served.project)
+    assert second.returncode == 1
+    assert json.loads(second.stdout)["error"]["code"] == "E_DAEMON_START"
+    stopped = skillrt("serve", "--stop", "--json", *root, cwd=served.project)
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["stopped"]
+    assert served.proc.wait(30) == 0 and not os.path.exists(served.address)
+    none = skillrt("serve", "--stop", "--json", *root, cwd=served.project)
+    assert none.returncode == 1 and json.loads(none.stdout)["error"]["code"] == "E_NO_DAEMON"
+    status = skillrt("serve", "--status", "--json", *root, cwd=served.project)
+    assert status.returncode == 1 and json.loads(status.stdout)["running"] is False
+
+
+def test_stale_socket_is_replaced(daemon_project: tuple[Path, Path]) -> None:
+    project, skills = daemon_project
+    path = project / ".skillrt" / "skillrt.sock"
+    path.parent.mkdir()
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))
+    sock.close()  # left behind, as by a killed daemon
+    served = start(project, skills)
+    try:
+        with served.client() as client:
+            assert client.request("ping")["pong"]
+    finally:
+        stop(served)
+
+
+def test_loopback_port_needs_the_token(daemon_project: tuple[Path, Path]) -> None:
+    project, skills = daemon_project
+    served = start(project, skills, "--port", "0")
+    try:
+        assert served.address.startswith("tcp://127.0.0.1:")
+        host, port = parse_address(served.address)  # type: ignore[misc]
+        with DaemonClient((host, port)) as anonymous, pytest.raises(DaemonError) as err:
+            anonymous.request("ping")
+        assert err.value.code == "E_UNAUTHORIZED"
+        with served.client() as client:
+            assert client.request("ping")["pong"]
+        hook = skillrt(
+            "hook",
+            "claude-code",
+            "--root",
+            str(skills),
+            cwd=project,
+            stdin=claude_payload("$code-review go", project),
+        )
+        assert hook_output(hook) is not None
+        with served.client() as client:
+            assert client.request("status")["requests"] >= 3  # the hook asked it
+    finally:
+        stop(served)

@@ -1,0 +1,55 @@
+"""The per-prompt JSON (skillrt.fastjson) agrees with the json module."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillrt import fastjson
+
+values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=25,
+)
+
+
+@given(values)
+def test_dumps_parses_back_to_the_same_value(value: Any) -> None:
+    text = fastjson.dumps(value)
+    assert json.loads(text) == value
+    assert text == json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+@given(values)
+def test_loads_agrees_with_json(value: Any) -> None:
+    for text in (json.dumps(value), json.dumps(value, indent=2, ensure_ascii=False)):
+        assert fastjson.loads(text) == json.loads(text)
+        assert fastjson.loads(text.encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    "bad", ["", "   ", "{", "[1,]", "{'a': 1}", "nul", "1 2", '"\\x"', "\ufeff{}", b"\xff\xfe"]
+)
+def test_bad_documents_raise_value_error(bad: str | bytes) -> None:
+    with pytest.raises(ValueError):
+        fastjson.loads(bad)
+
+
+def test_constants_and_refusals() -> None:
+    assert math.isnan(fastjson.loads("NaN")) and fastjson.loads("-Infinity") == float("-inf")
+    with pytest.raises(ValueError):
+        fastjson.dumps(float("nan"))
+    with pytest.raises(TypeError):
+        fastjson.dumps({1: "a"})
+    with pytest.raises(TypeError):
+        fastjson.dumps({"a": object()})

@@ -1,0 +1,51 @@
+"""The turn context: budget fitting and which skills a plan may inject."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillrt.config import RoutingConfig, RuntimeConfig
+from skillrt.runtime import SkillRuntime
+from skillrt.turns import TurnContext, _shares
+
+
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=4), st.integers(0, 50_000), max_size=5),
+    st.integers(0, 60_000),
+)
+def test_shares_never_exceed_what_is_available_or_needed(sizes: dict[str, int], avail: int) -> None:
+    shares = _shares(sizes, avail)
+    assert set(shares) == set(sizes)
+    assert sum(shares.values()) <= max(0, avail)
+    assert all(0 <= shares[n] <= sizes[n] for n in sizes)
+
+
+@pytest.fixture
+def runtime(skills: Path) -> SkillRuntime:
+    config = RuntimeConfig(routing=RoutingConfig(embedding_backend="none"))
+    return SkillRuntime(config, roots=[skills], persist=False)
+
+
+@pytest.mark.parametrize("budget", [1000, 1500, 4000, 9500])
+def test_every_budget_is_kept(runtime: SkillRuntime, budget: int) -> None:
+    ctx = runtime.turn_context("$big-skill plan it", budget=budget)
+    assert ctx.skills == ("big-skill",)
+    assert len(ctx.text) <= budget and ctx.truncated
+
+
+def test_too_small_a_budget_injects_nothing_rather_than_a_stub(runtime: SkillRuntime) -> None:
+    ctx = runtime.turn_context("$big-skill plan it", budget=200)
+    assert ctx.skills == () and ctx.text == ""
+
+
+def test_round_trips_through_json(runtime: SkillRuntime) -> None:
+    from skillrt.serialize import to_jsonable
+
+    ctx = runtime.turn_context("$code-review now")
+    data = to_jsonable(ctx)
+    assert "_route" not in data
+    assert TurnContext.from_dict(data) == ctx

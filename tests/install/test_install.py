@@ -1,0 +1,360 @@
+"""`skillrt install <client>` on real files in a temporary HOME and project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from skillrt.install import Target, plan
+from skillrt.install.targets import is_our_hook
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+def install(
+    cwd: Path, home: Path, *args: str, command: str | None = "skillrt"
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME",)}
+    env.update(HOME=str(home), PYTHONPATH=str(REPO / "src"))
+    extra = ["--command", command] if command else []
+    return subprocess.run(
+        [sys.executable, "-m", "skillrt", "install", *args, *extra],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+EXISTING: dict[str, Any] = {
+    "permissions": {"allow": ["Bash(git diff:*)"]},
+    "hooks": {
+        "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "echo mine"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint"}]}],
+    },
+    "model": "opus",
+}
+
+
+def test_claude_code_project_install_is_idempotent_and_exactly_undone(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps(EXISTING, indent=2) + "\n"
+    settings.write_text(original)
+    skills = tmp_path / "skills"
+    skills.mkdir()
+
+    first = install(project, home, "claude-code", "--project", "--root", str(skills), "--json")
+    assert first.returncode == 0, first.stderr
+    report = json.loads(first.stdout)
+    assert report["files"][0]["changed"] and report["files"][0]["backup"]
+    assert Path(report["files"][0]["backup"]).read_text() == original
+    data = json.loads(settings.read_text())
+    assert data["permissions"] == EXISTING["permissions"] and data["model"] == "opus"
+    assert data["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
+    groups = data["hooks"]["UserPromptSubmit"]
+    assert groups[0] == EXISTING["hooks"]["UserPromptSubmit"][0]
+    ours = groups[1]["hooks"][0]
+    assert ours["type"] == "command" and ours["timeout"] == 10
+    assert ours["command"] == f"skillrt hook claude-code --root {skills.resolve()}"
+    installed = settings.read_text()
+
+    again = install(project, home, "claude-code", "--root", str(skills), "--json")
+    assert json.loads(again.stdout)["files"][0]["changed"] is False
+    assert settings.read_text() == installed
+
+    gone = install(project, home, "claude-code", "--uninstall", "--root", str(skills))
+    assert gone.returncode == 0, gone.stderr
+    assert settings.read_text() == original
+
+
+def test_user_scope_creates_and_removes_the_file(project: Path, home: Path) -> None:
+    settings = home / ".claude" / "settings.json"
+    assert install(project, home, "claude-code", "--user").returncode == 0
+    data = json.loads(settings.read_text())
+    assert data == {
+        "hooks": {
+            "UserPromptSubmit": [
+                {
+                    "matcher": "",
+                    "hooks": [
+                        {"type": "command", "command": "skillrt hook claude-code", "timeout": 10}
+                    ],
+                }
+            ]
+        }
+    }
+    assert not (project / ".claude").exists()
+    assert install(project, home, "claude-code", "--user", "--uninstall").returncode == 0
+    assert not settings.exists()
+
+
+def test_dry_run_prints_the_diff_and_writes_nothing(project: Path, home: Path) -> None:
+    proc = install(project, home, "claude-code", "--dry-run")
+    assert proc.returncode == 0
+    assert "+++ " in proc.stdout and '"UserPromptSubmit"' in proc.stdout
+    assert not (project / ".claude").exists()
+
+
+def test_reinstall_with_other_flags_replaces_the_hook(project: Path, home: Path) -> None:
+    install(project, home, "claude-code", "--timeout", "5")
+    install(project, home, "claude-code", "--timeout", "7", "--state", "st")
+    groups = json.loads((project / ".claude" / "settings.json").read_text())["hooks"][
+        "UserPromptSubmit"
+    ]
+    assert len(groups) == 1 and groups[0]["hooks"][0]["timeout"] == 7
+    assert "--state" in groups[0]["hooks"][0]["command"]
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": []}'])
+def test_unsafe_files_are_refused_untouched(project: Path, home: Path, content: str) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(content)
+    proc = install(project, home, "claude-code", "--json")
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout)["error"]["code"] == "E_INSTALL"
+    assert settings.read_text() == content
+    assert not list(settings.parent.glob("*.bak"))
+
+
+def test_codex_toml_block_and_hooks(project: Path, home: Path, tmp_path: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    original = '# my settings\nmodel = "o3"\n\n[mcp_servers.other]\ncommand = "other"\n'
+    config.write_text(original)
+    skills = tmp_path / "skills dir"  # a space: quoting matters
+    skills.mkdir()
+    assert install(project, home, "codex", "--user", "--root", str(skills)).returncode == 0
+    parsed = tomllib.loads(config.read_text())
+    assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"] == {"command": "other"}
+    assert parsed["mcp_servers"]["skillrt"] == {
+        "command": "skillrt",
+        "args": ["mcp", "--root", str(skills.resolve())],
+    }
+    assert config.read_text().startswith(original)
+    hooks = json.loads((home / ".codex" / "hooks.json").read_text())
+    handler = hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert is_our_hook(handler, "codex") and "'" in handler["command"]  # quoted path
+    text = config.read_text()
+    assert install(project, home, "codex", "--user", "--root", str(skills)).returncode == 0
+    assert config.read_text() == text
+    assert install(project, home, "codex", "--user", "--uninstall").returncode == 0
+    assert config.read_text() == original
+    assert not (home / ".codex" / "hooks.json").exists()
+
+
+def test_codex_refuses_a_server_it_did_not_write(project: Path, home: Path) -> None:
+    config = home / ".codex" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[mcp_servers.skillrt]\ncommand = "mine"\n')
+    proc = install(project, home, "codex", "--user", "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "E_INSTALL"
+    assert config.read_text() == '[mcp_servers.skillrt]\ncommand = "mine"\n'
+
+
+def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"theme": "Dracula", "mcpServers": {"x": {"command": "x"}}}))
+    assert install(project, home, "gemini").returncode == 0
+    data = json.loads(settings.read_text())
+    assert data["theme"] == "Dracula" and data["mcpServers"]["x"] == {"command": "x"}
+    assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp"]}
+    handler = data["hooks"]["BeforeAgent"][0]["hooks"][0]
+    assert handler["command"] == "skillrt hook gemini" and handler["timeout"] == 10_000
+    assert install(project, home, "gemini", "--uninstall").returncode == 0
+    assert json.loads(settings.read_text()) == {
+        "theme": "Dracula",
+        "mcpServers": {"x": {"command": "x"}},
+    }
+
+
+def test_cursor_mcp_only(project: Path, home: Path) -> None:
+    assert install(project, home, "cursor", "--user").returncode == 0
+    data = json.loads((home / ".cursor" / "mcp.json").read_text())
+    assert data == {"mcpServers": {"skillrt": {"command": "skillrt", "args": ["mcp"]}}}
+    assert install(project, home, "cursor", "--user", "--uninstall").returncode == 0
+    assert not (home / ".cursor" / "mcp.json").exists()
+
+
+def test_installed_hook_command_runs(project: Path, home: Path, tmp_path: Path) -> None:
+    """The command written into settings.json is one that works as Claude Code runs it."""
+    import shlex
+
+    skills = tmp_path / "skills" / "code-review"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text(
+        "---\nname: code-review\ndescription: Review a pull request.\n---\n# Review\n"
+    )
+    plan_ = plan(
+        Target(
+            "claude-code",
+            project / ".claude",
+            [sys.executable, "-m", "skillrt"],
+            ["--root", str(skills.parent)],
+        )
+    )
+    command = json.loads(plan_[0].after or "{}")["hooks"]["UserPromptSubmit"][0]["hooks"][0][
+        "command"
+    ]
+    payload = json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "$code-review go",
+            "cwd": str(project),
+            "session_id": "s",
+            "transcript_path": "",
+        }
+    )
+    proc = subprocess.run(
+        shlex.split(command) + ["--no-daemon"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), "HOME": str(home)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["systemMessage"] == "Using skill: code-review"
+
+
+_json_leaf = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+_json = st.recursive(
+    _json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_handler = st.fixed_dictionaries(
+    {"type": st.just("command"), "command": st.sampled_from(["echo a", "lint --fix", "x y"])}
+)
+_settings = st.fixed_dictionaries(
+    {},
+    optional={
+        "model": st.text(max_size=5),
+        "env": st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2),
+        "other": _json,
+        "hooks": st.dictionaries(
+            st.sampled_from(["UserPromptSubmit", "PreToolUse", "Stop"]),
+            st.lists(
+                st.fixed_dictionaries(
+                    {"hooks": st.lists(_handler, min_size=1, max_size=2)},
+                    optional={"matcher": st.text(max_size=4)},
+                ),
+                min_size=1,
+                max_size=3,
+            ),
+            min_size=1,
+            max_size=3,
+        ),
+    },
+)
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(_settings, st.sampled_from(["claude-code", "gemini", "cursor"]))
+def test_install_then_uninstall_gives_back_any_settings(
+    tmp_path: Path, data: dict[str, Any], client: str
+) -> None:
+    import tempfile
+
+    from skillrt.install import apply
+
+    with tempfile.TemporaryDirectory(dir=tmp_path) as d:
+        folder = Path(d) / ".x"
+        folder.mkdir()
+        name = {"claude-code": "settings.json", "gemini": "settings.json", "cursor": "mcp.json"}
+        path = folder / name[client]
+        original = json.dumps(data, indent=2) + "\n" if data else ""
+        if original:
+            path.write_text(original)
+        target = Target(client, folder, ["skillrt"], ["--root", "/skills"])
+        apply(plan(target))
+        once = path.read_text()
+        apply(plan(target))
+        assert path.read_text() == once  # idempotent
+        apply(plan(target, uninstall=True))
+        assert (path.read_text() if path.exists() else "") == original
+
+
+def test_default_hook_command_starts_fast_and_runs(
+    project: Path, home: Path, tmp_path: Path
+) -> None:
+    """Without --command: this Python with ``-c`` (no console-script wrapper, no runpy);
+    it is recognised as skillrt's on re-install and uninstall."""
+    import shlex
+
+    skill = tmp_path / "skills" / "code-review"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(
+        "---\nname: code-review\ndescription: Review a pull request.\n---\n# Review\n"
+    )
+    root = str(skill.parent)
+    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
+    settings = project / ".claude" / "settings.json"
+    handler = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    argv = shlex.split(handler["command"])
+    assert argv[:2] == [sys.executable, "-c"] and argv[3:5] == ["hook", "claude-code"]
+    payload = json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "$code-review go",
+            "cwd": str(project),
+            "session_id": "s",
+            "transcript_path": "",
+        }
+    )
+    proc = subprocess.run(
+        [*argv, "--no-daemon"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env={**os.environ, "HOME": str(home)},
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["systemMessage"] == "Using skill: code-review"
+    text = settings.read_text()
+    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
+    assert settings.read_text() == text
+    assert install(project, home, "claude-code", "--uninstall", command=None).returncode == 0
+    assert not settings.exists()
+
+
+def test_cli_names_the_installer_clients() -> None:
+    from skillrt.cli.hook_cmds import CLIENTS as CLI_CLIENTS
+    from skillrt.install.targets import CLIENTS, FOLDERS
+
+    assert CLI_CLIENTS == CLIENTS == tuple(FOLDERS)
