@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import json
 import pickle
 import sys
 import time
@@ -317,6 +318,11 @@ def main() -> None:
     ap.add_argument("--max-drop", type=float, default=0.01, help="top-1 any split may lose")
     ap.add_argument("--fields", help="pin the BM25F field weights, e.g. 2,1,1,0.5")
     ap.add_argument(
+        "--fusion",
+        help="a fusion to calibrate instead of searching one, as JSON: "
+        '{"mix": [..], "section": .., "lam": .., "tok": .., "lam_body": .., "tok_body": ..}',
+    )
+    ap.add_argument(
         "--tokens",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -350,14 +356,22 @@ def main() -> None:
         Fusion((0.3, 0.0, 0.7), 0.5, 0.3, 1.0),
         Fusion((0.4, 0.2, 0.4), 0.25, 0.6, 0.6, (3.0, 1.0, 0.5, 0.5)),
     ]
+    if args.fusion:
+        spec = json.loads(args.fusion)
+        spec["mix"] = tuple(spec["mix"])
+        spec["fields"] = tuple(spec.get("fields", FIELD_WEIGHTS))
+        starts = [Fusion(**spec)]
     if args.fields:
         pinned = tuple(float(v) for v in args.fields.split(","))
         starts = [dataclasses.replace(s, fields=pinned) for s in starts]
-    found = [
-        f
-        for f in (search(data, floor, s, fit_fields=not args.fields) for s in starts)
-        if f is not None
-    ]
+    if args.fusion:
+        found = starts  # given, not searched: report and calibrate it
+    else:
+        found = [
+            f
+            for f in (search(data, floor, s, fit_fields=not args.fields) for s in starts)
+            if f is not None
+        ]
     if not found:
         raise SystemExit("no fusion keeps every split within --max-drop")
     fusion = max(found, key=lambda f: float(np.mean([top1(d, f) for d in data.values()])))

@@ -206,7 +206,12 @@ class SemanticIndex:
         doc: NDArray[np.float32],
         rows: NDArray[np.int64] | None,
     ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
-        """Best section similarity per skill (of ``rows``) and which section it was."""
+        """Best section similarity per skill (of ``rows``) and which section it was.
+
+        A skill's section evidence is never below its description's: a body adds
+        evidence, it never makes a skill look less relevant (a stub body such as
+        ``# Title`` would otherwise score under a skill without one).
+        """
         import numpy as np
 
         section = doc.copy()
@@ -224,13 +229,13 @@ class SemanticIndex:
             first = np.full(len(doc), len(sims), dtype=np.int64)
             np.minimum.at(first, owner[is_max], np.nonzero(is_max)[0])
             best[has] = first[has] - self.section_start[has]
-            return section, best
+            return np.maximum(section, doc), best
         for k, i in enumerate(rows.tolist()):
             if self.has_sections[i]:
                 start, end = int(self.section_start[i]), int(self.section_end[i])
                 sims = matvec(self.section_vectors[start:end], q)
                 best[k] = int(np.argmax(sims))
-                section[k] = float(sims[best[k]])
+                section[k] = max(float(sims[best[k]]), float(doc[k]))
         return section, best
 
     def score_subset(
