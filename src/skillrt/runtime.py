@@ -88,6 +88,9 @@ class SkillRuntime:
         self.store = store
         self._events: RouteEventWriter | None = None
         self._registry: SkillRegistry | None = None
+        #: Told ``(what, done, total)`` while the router index reads new or changed skills
+        #: and embeds their texts (the CLI draws a progress bar on a terminal).
+        self.build_progress: Callable[[str, int, int], None] | None = None
         self._invocation: InvocationResolver | None = None
 
     # -- Level 1: the registry ---------------------------------------------------------
@@ -482,6 +485,7 @@ class SkillRuntime:
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
+                progress=self.build_progress,
             )
             router.store = self.store  # stats and route events: the shared state
             self._router = router
@@ -622,6 +626,7 @@ class SkillRuntime:
             store=self.store.local,
             is_enabled=self.registry.is_enabled,
             env=self.env,
+            progress=self.build_progress,
         )
         router.store = None  # vectors came from the store; stats stay out
         return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)

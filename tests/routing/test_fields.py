@@ -115,16 +115,16 @@ def test_fields_are_cached_by_content_and_rederived_when_the_file_changes(
     store = Store(tmp_path / "state.db")
     skills = _skills(tmp_path)
     calls: list[tuple[int, int]] = []
-    first = load_fields(skills, store, progress=lambda d, t: calls.append((d, t)))
+    first = load_fields(skills, store, progress=lambda _w, d, t: calls.append((d, t)))
     assert calls[-1] == (2, 2)
     assert first[0].sections[0].text == "First version."
     calls.clear()
-    again = load_fields(skills, store, progress=lambda d, t: calls.append((d, t)))
+    again = load_fields(skills, store, progress=lambda _w, d, t: calls.append((d, t)))
     assert again == first and calls == []  # every skill from the cache
     (tmp_path / "alpha" / "SKILL.md").write_text(
         "---\nname: alpha\ndescription: Does alpha things.\n---\n## Usage\nSecond, longer.\n"
     )
-    changed = load_fields(skills, store, progress=lambda d, t: calls.append((d, t)))
+    changed = load_fields(skills, store, progress=lambda _w, d, t: calls.append((d, t)))
     assert calls == [(1, 1)]  # only the changed skill was read again
     assert changed[0].sections[0].text == "Second, longer." and changed[1] == first[1]
     store.close()
@@ -167,3 +167,39 @@ def test_the_router_reads_bodies_unless_told_not_to(tmp_path: Path, read_bodies:
     result = router.route("match my bank statements")
     top = result.candidates[0].name if result.candidates else None
     assert (top == "ledger") is read_bodies
+
+
+def test_an_index_build_reports_progress_and_is_incremental(tmp_path: Path) -> None:
+    from skillrt.config import RoutingConfig
+    from skillrt.routing.router import Router
+
+    for n in range(3):
+        _skill_dir(tmp_path / "skills", f"s{n}", f"## Part\nText {n} about topic {n}.\n")
+    store = Store(tmp_path / "state.db")
+    calls: list[tuple[str, int, int]] = []
+
+    def build() -> Router:
+        return Router.from_skills(
+            _skills(tmp_path / "skills"),
+            RoutingConfig(use_stats=False),
+            store=store,
+            backend="hashing",
+            progress=lambda what, done, total: calls.append((what, done, total)),
+        )
+
+    build()
+    phases = {what for what, _, _ in calls}
+    assert phases == {"reading skills", "embedding vectors"}
+    assert ("reading skills", 3, 3) in calls
+    last = [c for c in calls if c[0] == "embedding vectors"][-1]
+    assert last[1] == last[2] > 0
+    calls.clear()
+    build()
+    assert calls == []  # nothing new: nothing read, nothing embedded
+    (tmp_path / "skills" / "s1" / "SKILL.md").write_text(
+        "---\nname: s1\ndescription: Does s1 things.\n---\n## Part\nA new text entirely.\n"
+    )
+    build()
+    assert ("reading skills", 1, 1) in calls
+    assert [c for c in calls if c[0] == "embedding vectors"][-1][2] == 1  # one new section
+    store.close()

@@ -68,6 +68,10 @@ class CliContext:
 
             roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
             self._runtime = SkillRuntime(self.config(), roots=roots)
+            if sys.stderr.isatty():
+                from skillrt.cli.output import ProgressBar
+
+                self._runtime.build_progress = ProgressBar().build
         return self._runtime
 
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -130,6 +129,9 @@ def cmd_route(ctx: CliContext) -> int:
     explicit = tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
     runtime = SkillRuntime(config, roots=explicit, catalogs=args.catalog, env=dict(os.environ))
     ctx._runtime = runtime  # closed by app.main
+    from skillrt.cli.output import ProgressBar
+
+    runtime.build_progress = ProgressBar().build
     result = runtime.route(
         args.query,
         history=history,
@@ -214,29 +216,6 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
     return "\n".join(lines)
 
 
-class _Progress:
-    """A one-line progress bar on stderr, only when stderr is a terminal."""
-
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._last = -1
-
-    def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
-            return
-        pct = done * 100 // total
-        if pct == self._last and done != total:
-            return
-        self._last = pct
-        width = 30
-        filled = width * done // total
-        bar = "#" * filled + "-" * (width - filled)
-        sys.stderr.write(f"\r[{bar}] {done}/{total} ({pct}%)")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 def cmd_eval(ctx: CliContext) -> int:
     import dataclasses
 
@@ -271,10 +250,14 @@ def cmd_eval(ctx: CliContext) -> int:
         catalog_base=args.base,
     )
     ctx._runtime = runtime
+    from skillrt.cli.output import ProgressBar
+
+    progress = ProgressBar()
+    runtime.build_progress = progress.build
     report = runtime.eval(
         Path(args.queries),
         limit=args.limit,
-        progress=_Progress(),
+        progress=progress,
         keep_outcomes=bool(args.per_query),
     )
     if args.per_query:

@@ -28,7 +28,7 @@ import re
 import sqlite3
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,7 @@ from skillrt.errors import SkillrtError, StoreError
 from skillrt.routing.text import identifier_words, terms
 
 if TYPE_CHECKING:
+    from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
     from skillrt.store.sqlite import Store
 
@@ -227,7 +228,7 @@ def load_fields(
     skills: Sequence[Skill],
     store: Store | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: BuildProgress | None = None,
 ) -> list[SkillFields]:
     """Each skill's fields: from the store's cache, or derived (and then cached).
 
@@ -244,7 +245,7 @@ def load_fields(
         for done, (n, secs) in enumerate(zip(missing, sections, strict=True), start=1):
             fresh[keys[n]] = skill_fields(skills[n], secs)
             if progress is not None:
-                progress(done, len(missing))
+                progress("reading skills", done, len(missing))
         if store is not None:
             _save_fields(store, fresh)
     return [cached.get(k) or fresh[k] for k in keys]

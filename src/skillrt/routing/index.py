@@ -103,7 +103,7 @@ class RouterIndex:
                 self.tokens = TokenIndex.build(
                     self.skills,
                     backend,
-                    TokenCache(self.cache.store),
+                    TokenCache(self.cache.store, progress=self.cache.progress),
                     max_texts=token_match_max_texts,
                 )
 

@@ -40,6 +40,7 @@ from skillrt.routing.text import clause_spans
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
+    from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
     from skillrt.store.sqlite import Store
     from skillrt.telemetry.stats import SkillStats
@@ -105,15 +106,15 @@ class Router:
         store: Store | None = None,
         backend: EmbeddingBackend | str | None = "config",
         is_enabled: Callable[[Skill], bool] | None = None,
-        progress: Callable[[int, int], None] | None = None,
+        progress: BuildProgress | None = None,
         **kwargs: Any,
     ) -> Router:
         """Index ``skills`` and build a router. ``backend="config"`` follows
         ``config.embedding_backend``; pass a backend, a backend name, or None (lexical).
 
         Bodies are read (``config.read_bodies``) and every derived field and vector is
-        cached in ``store``; ``progress(done, total)`` follows the skills whose fields
-        had to be derived.
+        cached in ``store``; ``progress(what, done, total)`` follows the work on skills
+        that are new or changed (reading and splitting them, embedding their texts).
         """
         from skillrt.routing.fields import load_fields
         from skillrt.routing.vector_cache import VectorCache
@@ -127,7 +128,7 @@ class Router:
         index = RouterIndex(
             skills,
             backend=backend,
-            cache=VectorCache(store),
+            cache=VectorCache(store, progress=progress),
             is_enabled=is_enabled,
             token_match_max_texts=config.token_match_max_texts,
             fields=fields,

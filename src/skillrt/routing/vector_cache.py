@@ -12,7 +12,7 @@ import hashlib
 import sqlite3
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
@@ -37,6 +37,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+#: Texts embedded between two saves to the store.
+SAVE_CHUNK = 256
+#: ``(what, done, total)``: how far an index build has come (a progress bar's input).
+BuildProgress = Callable[[str, int, int], None]
+
+
 class VectorCache:
     """Embeds only what neither memory nor the store holds; ``store=None`` is memory-only.
 
@@ -49,9 +55,17 @@ class VectorCache:
     #: What the warnings call the cached arrays.
     what: str = "vectors"
 
-    def __init__(self, store: Store | None = None, *, embed_batch: int = EMBED_BATCH) -> None:
+    def __init__(
+        self,
+        store: Store | None = None,
+        *,
+        embed_batch: int = EMBED_BATCH,
+        progress: BuildProgress | None = None,
+    ) -> None:
         self.store = store
         self.embed_batch = embed_batch
+        #: Told ``(what, done, total)`` while new texts are embedded.
+        self.progress = progress
         self._memory: dict[str, dict[str, Matrix]] = {}  # model key -> text_hash -> array
         #: Cumulative counts of unique hashes found in a cache layer / embedded anew.
         self.hits = 0
@@ -106,15 +120,25 @@ class VectorCache:
         memory: dict[str, Matrix],
         wanted: dict[str, str],
     ) -> int:
-        """Embed ``wanted`` into ``memory`` and the store; how many were embedded."""
+        """Embed ``wanted`` into ``memory`` and the store; how many were embedded.
+
+        Saved chunk by chunk: an interrupted build of a large catalogue keeps what it
+        embedded, and the next build embeds only the rest.
+        """
         if not wanted:
             return 0
-        fresh = self._embed(backend, wanted)
-        memory.update(fresh)
-        self.misses += len(fresh)
-        if self.store is not None:
-            self._save(key, backend.dim, fresh)
-        return len(fresh)
+        items = list(wanted.items())
+        done = 0
+        for start in range(0, len(items), SAVE_CHUNK):
+            fresh = self._embed(backend, dict(items[start : start + SAVE_CHUNK]))
+            memory.update(fresh)
+            self.misses += len(fresh)
+            if self.store is not None:
+                self._save(key, backend.dim, fresh)
+            done += len(fresh)
+            if self.progress is not None:
+                self.progress(f"embedding {self.what}", done, len(items))
+        return done
 
     def clear_memory(self) -> None:
         """Drop the in-memory layer (the store keeps its rows)."""
