@@ -201,22 +201,13 @@ def _score(
     query_total = total
     # Each clause is judged on its own words: its intent, its anti-triggers.
     clause_totals = [
-        combine(
-            replace(t, intent_match=ci, conflict_penalty=float(i not in anti)),
-            cfg,
-            anti_trigger=i in anti,
-            damping=damping,
-        )
+        combine(_judged(t, ci, i not in anti), cfg, anti_trigger=i in anti, damping=damping)
         for ci, anti in zip(clause_intents, pool.clause_anti, strict=True)
     ]
     if clause_totals and max(clause_totals) > total:
         best_clause = max(range(len(clause_totals)), key=clause_totals.__getitem__)
         total = clause_totals[best_clause]
-        t = replace(
-            t,
-            intent_match=clause_intents[best_clause],
-            conflict_penalty=float(i not in pool.clause_anti[best_clause]),
-        )
+        t = _judged(t, clause_intents[best_clause], i not in pool.clause_anti[best_clause])
     cand.cost_hint = skill.routing.cost_hint
     cand.parallel_safe = skill.routing.parallel_safe
     cand.success_rate = success
@@ -234,6 +225,15 @@ def _score(
         total=round(total, 4),
     )
     return t, damping
+
+
+def _judged(t: Terms, intent: float, no_conflict: bool) -> Terms:
+    """``t`` judged on one clause: its intent and its anti-triggers (a hot loop, so not
+    ``dataclasses.replace``)."""
+    return Terms(
+        intent, t.trigger_match, t.success_rate, t.context_readiness, t.cost_penalty,
+        float(no_conflict),
+    )  # fmt: skip
 
 
 def _status(

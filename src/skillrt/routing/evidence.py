@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from skillrt.routing.index import RouterIndex
     from skillrt.routing.lexical import LexicalScores
     from skillrt.routing.rerank import Reranker, RerankQuery
+    from skillrt.routing.semantic import SemanticScores
 
 __all__ = ["LEXICAL_FLOOR", "Evidence", "gather", "kth", "relative_lexical", "top"]
 
@@ -45,9 +46,8 @@ class Evidence:
     sem_part: NDArray[np.float32] | None
     sem_centroid: NDArray[np.float32] | None
     sem_combined: NDArray[np.float32] | None
-    #: Best body-section similarity, and which section (-1: none), or None.
+    #: Best body-section similarity, or None.
     sem_section: NDArray[np.float32] | None
-    best_section: NDArray[np.int64] | None
     #: The reranker's score of the reranked candidates (NaN elsewhere), or None.
     rerank: NDArray[np.float32] | None
     best: float
@@ -56,6 +56,8 @@ class Evidence:
     #: without a body (``body_*_weight`` reorder skills; they must not make a request look
     #: more like a skill request because the catalogue's skills have bodies).
     scope: float
+    #: The text's vector (None without a semantic backend), for ``--explain``.
+    query_vector: Any = None
     #: True when ``rows`` is every skill in index order (row == position).
     full: bool = False
 
@@ -102,8 +104,13 @@ def gather(
     *,
     reranker: Reranker | None = None,
     rerank_query: RerankQuery | None = None,
+    semantic: SemanticScores | None = None,
 ) -> Evidence:
-    """The evidence of ``text`` (embedded as ``qvec``) over ``rows`` (None: every skill)."""
+    """The evidence of ``text`` (embedded as ``qvec``) over ``rows`` (None: every skill).
+
+    ``semantic``: its semantic scores when already computed (a request and its clauses
+    are scored in one pass, :meth:`SemanticIndex.score_many`).
+    """
     import numpy as np
 
     lex = index.lexical.score(terms(text))
@@ -126,18 +133,16 @@ def gather(
             tok = np.where(body, model.body_token_weight, tok).astype(np.float32)
             per_kind = True
     rel_lex = relative_lexical(lex_norm)
-    sem = None
-    if index.semantic is not None and qvec is not None:
+    sem = semantic
+    if sem is None and index.semantic is not None and qvec is not None:
         sem = (
             index.semantic.score(qvec, model.mix, model.section_weight)
             if rows is None
             else index.semantic.score_subset(qvec, rows, model.mix, model.section_weight)
         )
-        semantic = sem.combined
-    else:
-        semantic = np.zeros(len(rel_lex), dtype=np.float32)
-    fused = (semantic + lam * rel_lex).astype(np.float32)
-    neutral = (semantic + model.lexical_weight * rel_lex).astype(np.float32) if per_kind else fused
+    combined = sem.combined if sem is not None else np.zeros(len(rel_lex), dtype=np.float32)
+    fused = (combined + lam * rel_lex).astype(np.float32)
+    neutral = (combined + model.lexical_weight * rel_lex).astype(np.float32) if per_kind else fused
     reranked = None
     if reranker is not None and rerank_query is not None and np.any(tok) and len(fused):
         from skillrt.routing.rerank import apply_rerank
@@ -166,11 +171,11 @@ def gather(
         sem_centroid=sem.centroid if sem is not None else None,
         sem_combined=sem.combined if sem is not None else None,
         sem_section=sem.section if sem is not None else None,
-        best_section=sem.best_section if sem is not None else None,
         rerank=reranked,
         best=best,
         second=second,
         scope=scope,
+        query_vector=qvec,
         full=rows is None,
     )
 

@@ -64,13 +64,11 @@ def matched_part(index: RouterIndex, ev: Evidence, k: int | None, i: int) -> str
         return "description"
     doc = float(ev.sem_doc[k])
     best_label, best = "description", doc + _PART_MARGIN
-    if ev.sem_section is not None and ev.best_section is not None and ev.best_section[k] >= 0:
-        section = index.fields[i].sections[int(ev.best_section[k])]
-        if float(ev.sem_section[k]) > best:
-            best_label, best = (
-                f"section: {section.heading or '(opening text)'}",
-                float(ev.sem_section[k]),
-            )
+    if index.semantic is not None and ev.query_vector is not None:
+        at, similarity = index.semantic.best_section(i, ev.query_vector)
+        if at >= 0 and similarity > best:
+            heading = index.fields[i].sections[at].heading or "(opening text)"
+            best_label, best = f"section: {heading}", similarity
     if ev.sem_part is not None and float(ev.sem_part[k]) > best:
         best_label = "example or description clause"
     return best_label

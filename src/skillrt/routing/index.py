@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import EmbeddingBackend
     from skillrt.routing.semantic import SemanticIndex
+    from skillrt.routing.snapshot import Snapshot
     from skillrt.routing.tokens import TokenIndex
     from skillrt.routing.vector_cache import VectorCache
 
@@ -45,11 +46,15 @@ class RouterIndex:
         is_enabled: Callable[[Skill], bool] | None = None,
         token_match_max_texts: int = 0,
         fields: Sequence[SkillFields] | None = None,
+        snapshot: Snapshot | None = None,
     ) -> None:
         from skillrt.routing.vector_cache import VectorCache
 
         self.skills: list[Skill] = list(skills)
-        #: Each skill's derived fields (body sections and lexical terms).
+        if snapshot is not None:
+            fields = snapshot.fields
+        #: Each skill's derived fields (body sections; lexical terms unless restored from
+        #: a snapshot, whose lexical part is already built).
         self.fields: list[SkillFields] = (
             list(fields) if fields is not None else [skill_fields(s, ()) for s in self.skills]
         )
@@ -82,7 +87,11 @@ class RouterIndex:
         for i, s in enumerate(self.skills):
             self.triggers.add_all(s.routing.triggers, i)
             self.anti_triggers.add_all(s.routing.anti_triggers, i)
-        self.lexical = LexicalIndex([f.field_terms for f in self.fields], weights=FIELD_WEIGHTS)
+        self.lexical = (
+            snapshot.lexical
+            if snapshot is not None
+            else LexicalIndex([f.field_terms for f in self.fields], weights=FIELD_WEIGHTS)
+        )
         self.backend = backend
         self.cache = cache if cache is not None else VectorCache(None)
         self.semantic: SemanticIndex | None = None
@@ -91,11 +100,15 @@ class RouterIndex:
         if backend is not None and self.skills:
             from skillrt.routing.semantic import SemanticIndex
 
-            self.semantic = SemanticIndex(
-                self.skills,
-                backend,
-                self.cache,
-                sections=[[s.embed_text for s in f.sections] for f in self.fields],
+            self.semantic = (
+                snapshot.semantic
+                if snapshot is not None
+                else SemanticIndex(
+                    self.skills,
+                    backend,
+                    self.cache,
+                    sections=[[s.embed_text for s in f.sections] for f in self.fields],
+                )
             )
             if token_match_max_texts > 0:
                 from skillrt.routing.tokens import TokenCache, TokenIndex

@@ -20,9 +20,9 @@ saturated in one document), which makes them comparable across catalogues.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import numpy as np
@@ -73,29 +73,24 @@ class LexicalIndex:
         n_fields = len(weights)
         if any(len(fields) != n_fields for fields in docs):
             raise ValueError(f"every document needs {n_fields} fields (one per weight)")
-        self.vocab: dict[str, int] = {}
+        # Term ids in C-speed passes (dict.fromkeys, map): no Python step per term.
+        field_terms = [[t for doc in docs for t in doc[f]] for f in range(n_fields)]
+        every = [t for terms_ in field_terms for t in terms_]
+        self.vocab: dict[str, int] = {t: i for i, t in enumerate(dict.fromkeys(every))}
         vocab = self.vocab
         keys_all: list[NDArray[np.int64]] = []
         tf_all: list[NDArray[np.float64]] = []
         for f in range(n_fields):
-            doc_ids: list[int] = []
-            term_ids: list[int] = []
-            lengths = np.zeros(self.n_docs, dtype=np.float64)
-            for d, fields in enumerate(docs):
-                field = fields[f]
-                lengths[d] = len(field)
-                for term in field:
-                    t = vocab.get(term)
-                    if t is None:
-                        t = vocab[term] = len(vocab)
-                    term_ids.append(t)
-                doc_ids.extend([d] * len(field))
-            if not term_ids or weights[f] == 0:
+            lengths = np.asarray([len(doc[f]) for doc in docs], dtype=np.float64)
+            if not field_terms[f] or weights[f] == 0:
                 continue
+            term_ids = np.fromiter(
+                map(vocab.__getitem__, field_terms[f]), dtype=np.int64, count=len(field_terms[f])
+            )
+            doc_ids = np.repeat(np.arange(self.n_docs, dtype=np.int64), lengths.astype(np.int64))
             avg = float(lengths.mean()) or 1.0
             # One key per (document, term) occurrence; counting keys gives tf_f.
-            occ = np.asarray(doc_ids, dtype=np.int64) * (1 << 32) + np.asarray(term_ids)
-            keys, counts = np.unique(occ, return_counts=True)
+            keys, counts = np.unique(doc_ids * (1 << 32) + term_ids, return_counts=True)
             norm = 1.0 - b + b * lengths[keys >> 32] / avg
             keys_all.append(keys)
             tf_all.append(weights[f] * counts / norm)
@@ -150,3 +145,38 @@ class LexicalIndex:
     def document_frequency(self, term: str) -> int:
         t = self.vocab.get(term)
         return 0 if t is None else int(self._df[t])
+
+    # -- snapshots (skillrt.routing.snapshot) -------------------------------------------
+    def to_arrays(self) -> dict[str, NDArray[Any]]:
+        """Everything the index holds, as arrays (the vocabulary as newline-joined UTF-8)."""
+        import numpy as np
+
+        vocab = "\n".join(self.vocab).encode("utf-8")
+        return {
+            "vocab": np.frombuffer(vocab, dtype=np.uint8),
+            "idf": self.idf,
+            "docs": self._docs,
+            "weights": self._weights,
+            "start": self._start,
+            "df": self._df,
+            "params": np.asarray([self.k1, self.b, self.n_docs], dtype=np.float64),
+        }
+
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, NDArray[Any]]) -> LexicalIndex:
+        """The index :meth:`to_arrays` described, without rebuilding it."""
+        self = cls.__new__(cls)
+        k1, b, n_docs = (float(v) for v in arrays["params"])
+        self.k1, self.b, self.n_docs = k1, b, int(n_docs)
+        text = bytes(arrays["vocab"]).decode("utf-8")
+        terms = text.split("\n") if text else []
+        self.vocab = {t: i for i, t in enumerate(terms)}
+        self.idf = arrays["idf"]
+        self._docs = arrays["docs"]
+        self._weights = arrays["weights"]
+        self._start = arrays["start"]
+        self._df = arrays["df"]
+        self.unknown_idf = math.log(1.0 + (max(self.n_docs, 1) + 0.5) / 0.5)
+        if len(self.vocab) != len(self._df) or len(self._start) != len(self._df) + 1:
+            raise ValueError("inconsistent lexical snapshot")
+        return self

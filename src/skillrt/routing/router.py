@@ -22,6 +22,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import RoutingConfig
@@ -116,7 +117,7 @@ class Router:
         cached in ``store``; ``progress(what, done, total)`` follows the work on skills
         that are new or changed (reading and splitting them, embedding their texts).
         """
-        from skillrt.routing.fields import load_fields
+        from skillrt.routing.fields import fields_key, load_fields
         from skillrt.routing.vector_cache import VectorCache
 
         config = config or RoutingConfig()
@@ -124,7 +125,16 @@ class Router:
             backend = config.embedding_backend
         if isinstance(backend, str):
             backend = resolve_backend(backend, config)
-        fields = load_fields(skills, store, progress=progress) if config.read_bodies else None
+        keys = [fields_key(s) for s in skills] if config.read_bodies else None
+        snapshot_at = _snapshot_at(store, keys, backend)
+        snapshot = None
+        if snapshot_at is not None and backend is not None:
+            from skillrt.routing.snapshot import load_snapshot
+
+            snapshot = load_snapshot(*snapshot_at, backend)
+        fields = None
+        if keys is not None and snapshot is None:
+            fields = load_fields(skills, store, progress=progress, keys=keys)
         index = RouterIndex(
             skills,
             backend=backend,
@@ -132,7 +142,12 @@ class Router:
             is_enabled=is_enabled,
             token_match_max_texts=config.token_match_max_texts,
             fields=fields,
+            snapshot=snapshot,
         )
+        if snapshot is None and snapshot_at is not None and index.semantic is not None:
+            from skillrt.routing.snapshot import save_snapshot
+
+            save_snapshot(*snapshot_at, index.lexical, index.semantic, index.fields)
         return cls(index, config, store=store, **kwargs)
 
     # -- public ----------------------------------------------------------------------
@@ -194,24 +209,31 @@ class Router:
                 if query_vector is not None:
                     qvec = query_vector
 
-        def evidence(text: str, vector: Any, tokens: Any) -> Any:
-            return gather(
+        texts = [query, *clauses] if len(clauses) > 1 else [query]
+        vectors = [qvec, *clause_vecs] if len(clauses) > 1 else [qvec]
+        tokens = [qtokens, *clause_tokens] if len(clauses) > 1 else [qtokens]
+        semantic: list[Any] = [None] * len(texts)
+        if index.semantic is not None and rows is None and all(v is not None for v in vectors):
+            import numpy as np
+
+            # The request and its clauses in one pass over the skill vectors.
+            semantic = index.semantic.score_many(np.stack(vectors), model.mix, model.section_weight)
+        evidence = [
+            gather(
                 index,
                 model,
                 text,
                 vector,
                 rows,
                 reranker=self.reranker,
-                rerank_query=RerankQuery(text, vector, tokens),
+                rerank_query=RerankQuery(text, vector, toks),
+                semantic=sem,
             )
-
-        ev = evidence(query, qvec, qtokens)
+            for text, vector, toks, sem in zip(texts, vectors, tokens, semantic, strict=True)
+        ]
+        ev = evidence[0]
         # Clause-level evidence for multi-request queries (minimal cover set, R4).
-        clause_ev = (
-            [evidence(c, v, t) for c, v, t in zip(clauses, clause_vecs, clause_tokens, strict=True)]
-            if len(clauses) > 1
-            else []
-        )
+        clause_ev = evidence[1:]
         pool = recall(
             index,
             query,
@@ -295,6 +317,24 @@ class Router:
 
             warnings.warn(f"skill stats unavailable: {exc}", TelemetryWarning, stacklevel=3)
             return {}
+
+
+def _snapshot_at(
+    store: Store | None, keys: Sequence[str] | None, backend: EmbeddingBackend | None
+) -> tuple[Path, str] | None:
+    """Where the index of these skills is saved, and its key (None: no snapshot, for a
+    store that is not a local file, lexical-only routing or Level-1 routing)."""
+    path = getattr(store, "path", None)
+    if keys is None or not keys or backend is None or not isinstance(path, Path):
+        return None
+    from skillrt.routing.index import FIELD_WEIGHTS
+    from skillrt.routing.lexical import K1, B
+    from skillrt.routing.semantic import MAX_CLAUSES, MAX_DOC_CHARS, MAX_EXAMPLES
+    from skillrt.routing.snapshot import snapshot_key, snapshot_path
+
+    recipe = (FIELD_WEIGHTS, K1, B, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES)
+    key = snapshot_key(keys, backend, recipe)
+    return snapshot_path(path, key), key
 
 
 def resolve_backend(name: str, config: RoutingConfig | None = None) -> EmbeddingBackend | None:

@@ -17,9 +17,9 @@ sha256 of each text, so an unchanged skill is never embedded again.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillrt.routing.text import identifier_words
 from skillrt.routing.vector_cache import VectorCache, text_hash
@@ -92,10 +92,9 @@ class SemanticScores:
     doc: NDArray[np.float32]
     part: NDArray[np.float32]
     centroid: NDArray[np.float32]
-    #: Best body-section similarity (the document's for a skill without sections).
+    #: Best body-section similarity, never under the document's (the document's for a
+    #: skill without sections).
     section: NDArray[np.float32]
-    #: Which of the skill's sections was best (-1: none).
-    best_section: NDArray[np.int64]
     combined: NDArray[np.float32]
 
 
@@ -164,79 +163,79 @@ class SemanticIndex:
         mix: tuple[float, float, float] | None = None,
         section_weight: float = 0.0,
     ) -> SemanticScores:
-        """Similarities of every skill to one query vector.
+        """Similarities of every skill to one query vector (see :meth:`score_many`)."""
+        import numpy as np
+
+        q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
+        return self.score_many(q, mix, section_weight)[0]
+
+    def score_many(
+        self,
+        query_vectors: NDArray[np.float32],
+        mix: tuple[float, float, float] | None = None,
+        section_weight: float = 0.0,
+    ) -> list[SemanticScores]:
+        """Similarities of every skill to each row of ``query_vectors`` (a request and
+        its clauses): one matrix product per kind of vector, however many rows, since
+        the product is bound by reading the skill vectors, not by the rows.
 
         With many part vectors, parts are scored only for the skills whose document
-        vector is among the best ``PART_PREFILTER`` (a part only reorders the top).
+        vector is among the best ``PART_PREFILTER`` of some row (a part only reorders
+        the top). A skill's section evidence is never below its description's: a body
+        adds evidence, it never makes a skill look less relevant (a stub body such as
+        ``# Title`` would otherwise score under a skill without one).
         """
         import numpy as np
 
-        q = np.asarray(query_vector, dtype=np.float32)
-        doc = matvec(self.doc_vectors, q)
+        queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
+        qt = queries.T
+        doc = self.doc_vectors @ qt  # (skills, rows)
         part = doc.copy()
         if len(self.part_vectors) > MAX_FULL_PARTS and self.n_skills > PART_PREFILTER:
-            top = np.argpartition(-doc, PART_PREFILTER - 1)[:PART_PREFILTER]
+            top = np.unique(np.argpartition(-doc, PART_PREFILTER - 1, axis=0)[:PART_PREFILTER])
             top = top[self.has_parts[top]]
             if len(top):
                 counts = self.part_end[top] - self.part_start[top]
                 idx = np.repeat(self.part_start[top] - np.cumsum(counts) + counts, counts)
                 idx += np.arange(int(counts.sum()))
-                sims = matvec(self.part_vectors[idx], q)
-                part[top] = np.maximum.reduceat(sims, np.cumsum(counts) - counts)
+                sims = self.part_vectors[idx] @ qt
+                part[top] = np.maximum.reduceat(sims, np.cumsum(counts) - counts, axis=0)
         elif len(self.part_vectors):
-            sims = matvec(self.part_vectors, q)
+            sims = self.part_vectors @ qt
             starts = self.part_start[self.has_parts]
-            part[self.has_parts] = np.maximum.reduceat(sims, starts)
+            part[self.has_parts] = np.maximum.reduceat(sims, starts, axis=0)
         centroid = part.copy()
         if len(self.centroid_vectors):
-            centroid[self.centroid_owner] = matvec(self.centroid_vectors, q)
-        section, best = self._sections(q, doc, None)
-        return SemanticScores(
-            doc,
-            part,
-            centroid,
-            section,
-            best,
-            self.combine(doc, part, centroid, mix, section, section_weight),
-        )
+            centroid[self.centroid_owner] = self.centroid_vectors @ qt
+        section = doc.copy()
+        if len(self.section_vectors):
+            sims = self.section_vectors @ qt
+            has = self.has_sections
+            section[has] = np.maximum(
+                np.maximum.reduceat(sims, self.section_start[has], axis=0), doc[has]
+            )
+        combined = self.combine(doc, part, centroid, mix, section, section_weight)
+        columns = [
+            np.ascontiguousarray(a.T, dtype=np.float32)
+            for a in (doc, part, centroid, section, combined)
+        ]
+        return [
+            SemanticScores(
+                columns[0][r], columns[1][r], columns[2][r], columns[3][r], columns[4][r]
+            )
+            for r in range(len(queries))
+        ]
 
-    def _sections(
-        self,
-        q: NDArray[np.float32],
-        doc: NDArray[np.float32],
-        rows: NDArray[np.int64] | None,
-    ) -> tuple[NDArray[np.float32], NDArray[np.int64]]:
-        """Best section similarity per skill (of ``rows``) and which section it was.
-
-        A skill's section evidence is never below its description's: a body adds
-        evidence, it never makes a skill look less relevant (a stub body such as
-        ``# Title`` would otherwise score under a skill without one).
-        """
+    def best_section(self, i: int, query_vector: NDArray[np.float32]) -> tuple[int, float]:
+        """Which of skill ``i``'s sections is most like the query, and how much (-1: none)."""
         import numpy as np
 
-        section = doc.copy()
-        best = np.full(len(doc), -1, dtype=np.int64)
-        if not len(self.section_vectors):
-            return section, best
-        if rows is None:
-            has = self.has_sections
-            sims = matvec(self.section_vectors, q)
-            starts = self.section_start[has]
-            section[has] = np.maximum.reduceat(sims, starts)
-            # The first maximal row of each skill's block, as an offset into the block.
-            owner = np.repeat(np.arange(len(doc)), self.section_end - self.section_start)
-            is_max = sims >= section[owner]
-            first = np.full(len(doc), len(sims), dtype=np.int64)
-            np.minimum.at(first, owner[is_max], np.nonzero(is_max)[0])
-            best[has] = first[has] - self.section_start[has]
-            return np.maximum(section, doc), best
-        for k, i in enumerate(rows.tolist()):
-            if self.has_sections[i]:
-                start, end = int(self.section_start[i]), int(self.section_end[i])
-                sims = matvec(self.section_vectors[start:end], q)
-                best[k] = int(np.argmax(sims))
-                section[k] = max(float(sims[best[k]]), float(doc[k]))
-        return section, best
+        if not self.has_sections[i]:
+            return -1, float("nan")
+        start, end = int(self.section_start[i]), int(self.section_end[i])
+        sims = matvec(self.section_vectors[start:end], np.asarray(query_vector, np.float32))
+        k = int(np.argmax(sims))
+        return k, float(sims[k])
 
     def score_subset(
         self,
@@ -258,15 +257,12 @@ class SemanticIndex:
                 part[k] = float(matvec(self.part_vectors[start:end], q).max())
             c = self._centroid_row.get(i)
             centroid[k] = float(self.centroid_vectors[c] @ q) if c is not None else part[k]
-        section, best = self._sections(q, doc, rows)
-        return SemanticScores(
-            doc,
-            part,
-            centroid,
-            section,
-            best,
-            self.combine(doc, part, centroid, mix, section, section_weight),
-        )
+        section = doc.copy()
+        for k, i in enumerate(rows.tolist()):
+            if self.has_sections[i]:
+                section[k] = max(self.best_section(i, q)[1], float(doc[k]))
+        combined = self.combine(doc, part, centroid, mix, section, section_weight)
+        return SemanticScores(doc, part, centroid, section, combined)
 
     def combine(
         self,
@@ -285,3 +281,44 @@ class SemanticIndex:
         if section is not None and section_weight:
             out += np.float32(section_weight) * section
         return out
+
+    # -- snapshots (skillrt.routing.snapshot) -------------------------------------------
+    _ARRAYS = (
+        "doc_vectors",
+        "part_vectors",
+        "part_owner",
+        "has_parts",
+        "part_start",
+        "part_end",
+        "section_vectors",
+        "has_sections",
+        "section_start",
+        "section_end",
+        "centroid_owner",
+        "centroid_vectors",
+    )
+
+    def to_arrays(self) -> dict[str, NDArray[Any]]:
+        """The index's vectors and offsets, by name."""
+        return {name: getattr(self, name) for name in self._ARRAYS}
+
+    @classmethod
+    def from_arrays(
+        cls,
+        backend: EmbeddingBackend,
+        arrays: Mapping[str, NDArray[Any]],
+        *,
+        mix: tuple[float, float, float] = DEFAULT_MIX,
+    ) -> SemanticIndex:
+        """The index :meth:`to_arrays` described, without reading or embedding a text."""
+        self = cls.__new__(cls)
+        self.backend = backend
+        self.mix = mix
+        for name in cls._ARRAYS:
+            setattr(self, name, arrays[name])
+        self.n_skills = len(self.doc_vectors)
+        self._centroid_row = {int(i): row for row, i in enumerate(self.centroid_owner.tolist())}
+        dims = {a.shape[1] for a in (self.doc_vectors, self.part_vectors, self.section_vectors)}
+        if dims != {backend.dim} or len(self.section_start) != self.n_skills:
+            raise ValueError("inconsistent semantic snapshot")
+        return self
