@@ -1,7 +1,9 @@
-"""Router accuracy on the benchmark DEV splits, warm latency at 1k/10k skills, cold CLI.
+"""Router accuracy on the benchmark DEV splits, warm latency on real and generated skills
+with bodies, and the cold CLI.
 
     python bench/bench_router.py [--datasets DIR] [--cache DIR] [--limit N]
-                                 [--sizes 1000,10000] [--skip-accuracy] [--skip-latency]
+                                 [--real 1000] [--synthetic 10000]
+                                 [--skip-accuracy] [--skip-latency]
 
 Accuracy: ``skillrt eval`` metrics per benchmark (dev split, full catalogue; BFCL within
 each query's candidates), next to the two baselines of the issue on MetaTool: plain
@@ -9,9 +11,14 @@ MiniLM cosine over "name: description" and plain BM25 (lowercase word tokens, no
 stemming, no stopwords) over the same text.
 
 Latency: a warm process, distinct queries (no cache hits), query embedding included,
-route events not recorded (``--record`` to include them); plus the lexical-only mode.
-Cold: whole ``skillrt route`` processes over 1,000 skills whose index and vectors are
-already cached in the state store.
+route events not recorded: ``--real`` real SKILL.md skills with bodies
+(``bench/real_catalogue.py``: the shared corpora, then remixes) routed with the
+real-skills dev requests (short and long), and ``--synthetic`` generated skills with
+bodies (``bench/gen_skills.py``) routed with short synthetic requests, semantic and
+lexical-only, with the memory the vectors hold. The first run embeds every skill text
+(minutes at 10,000; cached in ``--cache`` afterwards). Cold: whole ``skillrt route``
+processes over 1,000 real skills whose vectors are cached (the first run reads every body,
+builds the index and saves it; the next ones load it).
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import math
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,18 +48,18 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(HERE.parent / "src"))
 
-from gen_skills import OBJECTS, VERBS, generate_catalogue, iter_specs, write_jsonl  # noqa: E402
+from gen_skills import OBJECTS, VERBS, generate_catalogue  # noqa: E402
 
 from skillrt.config import RoutingConfig  # noqa: E402
 from skillrt.eval.datasets import load_catalog, load_queries  # noqa: E402
 from skillrt.eval.harness import evaluate, percentile  # noqa: E402
 from skillrt.routing.router import Router  # noqa: E402
 from skillrt.routing.semantic import document_text  # noqa: E402
-from skillrt.routing.text import split_clauses  # noqa: E402
 from skillrt.store.sqlite import Store  # noqa: E402
 
 DEFAULT_DATASETS = HERE.parent.parent / "shared" / "datasets"
 DATASETS = ("metatool", "clinc150", "seal-tools", "bfcl")
+REAL_QUERIES = HERE / "data" / "real-skills-dev.queries.jsonl"
 EVAL_CFG = RoutingConfig(use_stats=False, cold_start=False)
 
 
@@ -139,65 +147,130 @@ def synthetic_queries(n: int, seed: int = 1) -> list[str]:
     ]
 
 
-def latency(sizes: list[int], cache: Path, record: bool) -> None:
-    print("\n## Warm latency (distinct queries, query embedding included)")
-    queries = synthetic_queries(300)
-    for n in sizes:
-        path = cache / f"synthetic-{n}.jsonl"
-        if not path.exists():
-            write_jsonl(path, iter_specs(n, seed=0, flat=True))
-        skills = load_catalog(path)
-        store = Store(cache / "vectors.db")
-        for backend in ("onnx-minilm", None):
-            started = time.perf_counter()
-            router = Router.from_skills(
-                skills, RoutingConfig(), store=store, backend=backend, record=record, env={}
-            )
-            build = time.perf_counter() - started
-            for q in queries[:20]:  # warm-up (thread pools, caches)
-                router.route(q + " warm")
-            single, multi = [], []
-            for q in queries:
-                t = time.perf_counter()
-                router.route(q)
-                ms = (time.perf_counter() - t) * 1000
-                (multi if len(split_clauses(q)) > 1 else single).append(ms)
-            label = "lexical-only"
-            if backend:
-                label = "semantic+lexical" + ("+tokens" if router.index.tokens else "")
-            print(
-                f"  {n:6d} skills {label:24s} one-request queries p50 "
-                f"{percentile(single, 50):6.2f} ms p95 {percentile(single, 95):6.2f} ms | "
-                f"multi-request p50 {percentile(multi, 50):6.2f} p95 {percentile(multi, 95):6.2f} "
-                f"| all p95 {percentile(single + multi, 95):6.2f}  (build {build:.1f} s)"
-            )
-        store.close()
-    from skillrt.routing.embeddings import get_backend
+def _tree_skills(root: Path) -> list[Any]:
+    from skillrt.config import DiscoveryConfig, RootConfig
+    from skillrt.skills.registry import SkillRegistry
 
-    backend = get_backend("onnx-minilm")
-    times = []
+    registry = SkillRegistry.discover(
+        DiscoveryConfig(conventional_roots=False),
+        project_dir=root,
+        store=None,
+        explicit_roots=(RootConfig(root, scope="flag"),),
+    )
+    return registry.skills()
+
+
+def _timed(router: Router, queries: list[str]) -> list[float]:
+    for q in synthetic_queries(20, seed=7):  # warm-up (thread pools, caches)
+        router.route(q + " warm")
+    out = []
     for q in queries:
         t = time.perf_counter()
-        backend.embed_query(q + " x")
-        times.append((time.perf_counter() - t) * 1000)
-    print(
-        f"  query embedding alone: p50 {percentile(times, 50):.2f} ms  "
-        f"p95 {percentile(times, 95):.2f} ms"
+        router.route(q)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def _line(label: str, times: list[float]) -> str:
+    return (
+        f"  {label:44s} p50 {percentile(times, 50):6.2f} ms  p95 {percentile(times, 95):6.2f} ms"
+        f"  ({len(times)} requests)"
     )
 
 
-def cold_cli(cache: Path, runs: int = 5) -> None:
-    print("\n## Cold `skillrt route` over 1,000 cached skills (whole process)")
+def latency_real(size: int, cache: Path) -> None:
+    """Real SKILL.md skills with bodies, routed with the real-skills dev requests."""
+    from real_catalogue import build_real_catalogue
+
+    print(f"\n## Warm latency, {size:,} real skills with bodies (query embedding included)")
+    root = cache / f"real-{size}"
+    if not root.exists():
+        build_real_catalogue(root, size)
+    skills = _tree_skills(root)
+    store = Store(cache / "vectors.db")
+    started = time.perf_counter()
+    router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
+    build = time.perf_counter() - started
+    rows = [json.loads(line) for line in REAL_QUERIES.open(encoding="utf-8") if line.strip()]
+    by_style: dict[str, list[float]] = {}
+    times = _timed(router, [r["query"] for r in rows])
+    for r, ms in zip(rows, times, strict=True):
+        by_style.setdefault(r["style"], []).append(ms)
+    sem = router.index.semantic
+    assert sem is not None
+    print(
+        f"  {len(skills)} skills, {len(sem.section_vectors)} section vectors, "
+        f"index built in {build:.1f} s (cached)"
+    )
+    print(_line("all requests", times))
+    for style, values in sorted(by_style.items()):
+        print(_line(f"{style} requests", values))
+    store.close()
+
+
+def latency_synthetic(size: int, cache: Path) -> None:
+    """Generated skills with bodies (bench/gen_skills.py), short synthetic requests."""
+    print(f"\n## Warm latency, {size:,} generated skills with bodies (query embedding included)")
+    root = cache / f"gen-{size}"
+    if not root.exists():
+        generate_catalogue(root, size, seed=0)
+    skills = _tree_skills(root)
+    store = Store(cache / "vectors.db")
+    queries = synthetic_queries(300)
+    for backend in ("onnx-minilm", None):
+        started = time.perf_counter()
+        router = Router.from_skills(skills, EVAL_CFG, store=store, backend=backend)
+        build = time.perf_counter() - started
+        times = _timed(router, queries)
+        sem = router.index.semantic
+        label = "lexical only"
+        if sem is not None:
+            label = "semantic+lexical" + ("+tokens" if router.index.tokens else "")
+            held = sem.doc_vectors.nbytes + sem.part_vectors.nbytes + sem.section_vectors.nbytes
+            print(
+                f"  {len(skills)} skills: {len(sem.section_vectors)} section vectors = "
+                f"{sem.section_vectors.nbytes / 1e6:.0f} MB; all vectors {held / 1e6:.0f} MB "
+                f"(index built in {build:.1f} s)"
+            )
+        print(_line(label, times))
+    store.close()
+
+
+def query_embedding() -> None:
+    from skillrt.routing.embeddings import get_backend
+
+    backend = get_backend("onnx-minilm")
+    rows = [json.loads(line) for line in REAL_QUERIES.open(encoding="utf-8") if line.strip()]
+    for label, texts in (
+        ("short synthetic requests", synthetic_queries(200)),
+        ("real-skills dev requests", [r["query"] for r in rows]),
+    ):
+        backend.encode_query("warm up")
+        times = []
+        for q in texts:
+            t = time.perf_counter()
+            backend.encode_query(q + " x")
+            times.append((time.perf_counter() - t) * 1000)
+        print(_line(f"query embedding alone, {label}", times))
+
+
+def cold_cli(cache: Path, size: int = 1000, runs: int = 5) -> None:
+    from real_catalogue import build_real_catalogue
+
+    print(f"\n## Cold `skillrt route` over {size:,} cached real skills (whole process)")
+    root = cache / f"real-{size}"
+    if not root.exists():
+        build_real_catalogue(root, size)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "skills"
-        generate_catalogue(root, 1000, seed=0)
         state = Path(tmp) / "state"
+        state.mkdir()
+        shutil.copy(cache / "vectors.db", state / "state.db")  # the embeddings, not the index
         cmd = [
             sys.executable,
             "-m",
             "skillrt",
             "route",
-            "please review the pull requests for the team",
+            "deploy my next.js app to vercel with the env vars from .env.production",
             "--root",
             str(root),
             "--state",
@@ -205,16 +278,20 @@ def cold_cli(cache: Path, runs: int = 5) -> None:
             "--json",
         ]
         env = {**os.environ, "HOME": tmp}
+        t = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=tmp)  # fill caches
+        first = (time.perf_counter() - t) * 1000
         walls = []
         for _ in range(runs):
             t = time.perf_counter()
             proc = subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=tmp)
             walls.append((time.perf_counter() - t) * 1000)
         data: Any = json.loads(proc.stdout)
+        top = data["plan"]["skills"][0]["name"] if data["plan"]["skills"] else "(no skill)"
         print(
-            f"  wall: median {statistics.median(walls):.0f} ms, min {min(walls):.0f} ms "
-            f"over {runs} runs; plan {list(data['plan']['skills'][0].values())[:1]}"
+            f"  first run (reads every body, builds and saves the index): {first:.0f} ms\n"
+            f"  cached: median {statistics.median(walls):.0f} ms, min {min(walls):.0f} ms over "
+            f"{runs} runs; plan: {top}"
         )
 
 
@@ -223,8 +300,8 @@ def main() -> None:
     ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--limit", type=int, default=None, help="dev queries per dataset")
-    ap.add_argument("--sizes", default="1000,10000")
-    ap.add_argument("--record", action="store_true", help="record route events while timing")
+    ap.add_argument("--real", type=int, default=1000, help="real skills for warm latency")
+    ap.add_argument("--synthetic", type=int, default=10000, help="generated skills (0: skip)")
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
     args = ap.parse_args()
@@ -233,7 +310,10 @@ def main() -> None:
     if not args.skip_accuracy:
         accuracy(args.datasets, args.cache, args.limit)
     if not args.skip_latency:
-        latency([int(s) for s in args.sizes.split(",")], args.cache, args.record)
+        query_embedding()
+        latency_real(args.real, args.cache)
+        if args.synthetic:
+            latency_synthetic(args.synthetic, args.cache)
         cold_cli(args.cache)
 
 

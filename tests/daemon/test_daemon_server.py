@@ -59,11 +59,13 @@ def start(project: Path, skills: Path, *extra: str) -> Served:
     )
     assert proc.stderr is not None
     line = proc.stderr.readline()
-    if not line:
+    try:
+        event = json.loads(line) if line else {}
+        assert event.get("event") == "listening", f"serve failed: {line}"
+    except BaseException:
+        proc.kill()  # never leave a daemon behind a failed start
         proc.wait(30)
-        raise AssertionError(f"serve failed: {proc.stderr.read()}")
-    event = json.loads(line)
-    assert event["event"] == "listening"
+        raise
     threading.Thread(target=proc.stderr.read, daemon=True).start()  # drain
     return Served(proc, event["address"], project, skills)
 

@@ -203,3 +203,24 @@ def test_an_index_build_reports_progress_and_is_incremental(tmp_path: Path) -> N
     assert ("reading skills", 1, 1) in calls
     assert [c for c in calls if c[0] == "embedding vectors"][-1][2] == 1  # one new section
     store.close()
+
+
+def test_explain_names_the_body_section_that_matched(tmp_path: Path) -> None:
+    from skillrt.config import RoutingConfig
+    from skillrt.routing.router import Router
+
+    _skill_dir(
+        tmp_path,
+        "ledger",
+        "## Overview\nAccounting helpers.\n\n## Bank reconciliation\n"
+        "Match every bank statement line to a ledger entry and flag the differences.\n",
+    )
+    _skill_dir(tmp_path, "poetry", "## Writing\nCompose sonnets and haiku.\n")
+    router = Router.from_skills(
+        _skills(tmp_path), RoutingConfig(use_stats=False), backend="hashing"
+    )
+    result = router.route("match bank statement lines to ledger entries", explain=True)
+    best = result.candidates[0]
+    assert best.name == "ledger"
+    assert best.score.matched == "section: Bank reconciliation"
+    assert result.candidates[-1].score.matched  # every candidate names its best part
