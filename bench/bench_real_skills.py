@@ -99,7 +99,10 @@ def run_skillrt(router: Router, queries: list[LabelledQuery]) -> Run:
         result = router.route(q.query, surface="eval")
         run.latency_ms.append((time.perf_counter() - started) * 1000.0)
         run.rankings.append([c.name for c in result.candidates[:5]])
-        run.selected.append(result.plan.skills[0].name if result.plan.skills else None)
+        # The primary selected skill: the one ranked highest for the whole request.
+        run.selected.append(
+            next((c.name for c in result.candidates if c.status == "selected"), None)
+        )
     return run
 
 
