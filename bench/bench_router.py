@@ -48,7 +48,7 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(HERE.parent / "src"))
 
-from gen_skills import OBJECTS, VERBS, generate_catalogue  # noqa: E402
+from gen_skills import OBJECTS, VERBS, generate_roots  # noqa: E402
 
 from skillrt.config import RoutingConfig  # noqa: E402
 from skillrt.eval.datasets import load_catalog, load_queries  # noqa: E402
@@ -147,15 +147,15 @@ def synthetic_queries(n: int, seed: int = 1) -> list[str]:
     ]
 
 
-def _tree_skills(root: Path) -> list[Any]:
+def _tree_skills(*roots: Path) -> list[Any]:
     from skillrt.config import DiscoveryConfig, RootConfig
     from skillrt.skills.registry import SkillRegistry
 
     registry = SkillRegistry.discover(
         DiscoveryConfig(conventional_roots=False),
-        project_dir=root,
+        project_dir=roots[0],
         store=None,
-        explicit_roots=(RootConfig(root, scope="flag"),),
+        explicit_roots=tuple(RootConfig(r, scope="flag") for r in roots),
     )
     return registry.skills()
 
@@ -211,10 +211,10 @@ def latency_real(size: int, cache: Path) -> None:
 def latency_synthetic(size: int, cache: Path) -> None:
     """Generated skills with bodies (bench/gen_skills.py), short synthetic requests."""
     print(f"\n## Warm latency, {size:,} generated skills with bodies (query embedding included)")
-    root = cache / f"gen-{size}"
-    if not root.exists():
-        generate_catalogue(root, size, seed=0)
-    skills = _tree_skills(root)
+    base = cache / f"gen-{size}"
+    if not base.exists():
+        generate_roots(base, size, seed=0)  # roots of 1,000: S3 caps a root at 2,000 folders
+    skills = _tree_skills(*sorted(p for p in base.iterdir() if p.is_dir()))
     store = Store(cache / "vectors.db")
     queries = synthetic_queries(300)
     for backend in ("onnx-minilm", None):
@@ -300,7 +300,7 @@ def main() -> None:
     ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--limit", type=int, default=None, help="dev queries per dataset")
-    ap.add_argument("--real", type=int, default=1000, help="real skills for warm latency")
+    ap.add_argument("--real", type=int, default=1000, help="real skills (0: skip)")
     ap.add_argument("--synthetic", type=int, default=10000, help="generated skills (0: skip)")
     ap.add_argument("--skip-accuracy", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")
@@ -311,7 +311,8 @@ def main() -> None:
         accuracy(args.datasets, args.cache, args.limit)
     if not args.skip_latency:
         query_embedding()
-        latency_real(args.real, args.cache)
+        if args.real:
+            latency_real(args.real, args.cache)
         if args.synthetic:
             latency_synthetic(args.synthetic, args.cache)
         cold_cli(args.cache)
