@@ -14,17 +14,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillrt.errors import RunnerError, SkillrtError, UsageError
-from skillrt.execution.base import RunnerResult
-from skillrt.orchestration.errors import (
-    IllegalTransition,
+from skillrt.errors import (
     MemoryPathEscape,
     MemoryVerificationFailed,
     PhaseRunFailed,
+    RunnerError,
+    SkillrtError,
+    UsageError,
     WorkflowConfigError,
+    WorkflowIllegalTransition,
     WorkflowNotFound,
     WorkflowRunnerRequired,
 )
+from skillrt.execution.base import RunnerResult
 from skillrt.orchestration.events import COMPLETE_MARKER, WorkflowEvent
 from skillrt.runtime import SkillRuntime
 
@@ -325,9 +327,9 @@ def test_manual_mode_is_driven_by_advance(runtime: SkillRuntime) -> None:
         runtime.workflow_advance(run_id, "plan")
     assert exc.value.context["reason"] == "missing" and exc.value.context["run_id"] == run_id
     assert runtime.workflow_status(run_id).state == "triggering_agents"  # still waiting
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "build")  # out of order
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "nope")
 
     for phase in ("plan", "build", "check"):
@@ -338,7 +340,7 @@ def test_manual_mode_is_driven_by_advance(runtime: SkillRuntime) -> None:
         events.clear()
         status = runtime.workflow_advance(run_id, phase, observer=events.append)
     assert status.state == "completed" and events[-1].directive == COMPLETE_MARKER
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "check")
     # resume on a completed run changes nothing
     assert runtime.workflow_resume(run_id).transitions == status.transitions
@@ -358,7 +360,7 @@ def test_advance_before_step_5_is_illegal(runtime: SkillRuntime) -> None:
             "mini-flow", QUERY, runner=InstantRunner(), checkpoint=crash_at("step:4")
         )
     run_id = only_run(runtime)
-    with pytest.raises(IllegalTransition, match="has not started"):
+    with pytest.raises(WorkflowIllegalTransition, match="has not started"):
         runtime.workflow_advance(run_id, "plan")
 
 
@@ -573,7 +575,7 @@ def test_manual_mode_under_any_sequence_of_actions(ops: list[tuple[Any, ...]]) -
                     rt.workflow_advance(run_id, op[1])
                 else:
                     rt.workflow_resume(run_id)
-            except (MemoryVerificationFailed, IllegalTransition):
+            except (MemoryVerificationFailed, WorkflowIllegalTransition):
                 after = rt.workflow_status(run_id)
                 assert after.transitions == before.transitions  # refused: nothing moved
             now = rt.workflow_status(run_id)

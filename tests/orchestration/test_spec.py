@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillrt.orchestration.errors import MemoryPathEscape, WorkflowConfigError
+from skillrt.errors import MemoryPathEscape, WorkflowConfigError
 from skillrt.orchestration.spec import (
     DEFAULT_CONTEXT,
     WorkflowSpec,

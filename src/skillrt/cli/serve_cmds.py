@@ -73,7 +73,7 @@ def _control(ctx: CliContext, op: str) -> int:
     from skillrt.cli.daemon_use import daemon_address
     from skillrt.daemon.client import DaemonClient, DaemonUnavailable
     from skillrt.daemon.protocol import format_address
-    from skillrt.daemon.server import DaemonNotRunning
+    from skillrt.errors import DaemonNotRunning
 
     address, token = daemon_address(ctx)
     where = format_address(address)
@@ -117,7 +117,8 @@ def _serve(ctx: CliContext) -> int:
     from skillrt.cli.daemon_use import daemon_address, identity
     from skillrt.cli.settings import flag_roots
     from skillrt.daemon.protocol import LOOPBACK, format_address, info_path
-    from skillrt.daemon.server import Daemon, DaemonStartError
+    from skillrt.daemon.server import Daemon
+    from skillrt.errors import DaemonStartError
     from skillrt.mcp import SkillService, event_writer
     from skillrt.runtime import SkillRuntime
 

@@ -460,13 +460,15 @@ class Dispatcher:
                 check_prerequisites(skill, self.environ)
             res = self.runner.run(prepared.prompt, timeout_s=self.config.execution.timeout_s)
         except SkillrtError as exc:
-            scope = exc.context.get("scope") if isinstance(exc, RunnerError) else "skill"
+            scope = exc.scope if isinstance(exc, RunnerError) else "skill"
             self._record(
                 session,
                 execution_id,
                 prepared,
                 status="failed",
-                latency_ms=float(exc.context.get("latency_ms") or _ms(t0)),
+                latency_ms=float(
+                    (exc.latency_ms if isinstance(exc, RunnerError) else None) or _ms(t0)
+                ),
                 parent_id=parent_execution_id,
                 fallback_used=fallback_used,
                 error=exc,
@@ -582,7 +584,7 @@ class Dispatcher:
                 latency_ms=latency_ms,
                 parent_id=parent_id,
                 edge_type=prepared.edge_type,
-                exit_code=result.exit_code if result else _opt_int(error, "exit_code"),
+                exit_code=result.exit_code if result else _exit_code(error),
                 tokens_in=result.tokens_in if result else None,
                 tokens_out=result.tokens_out if result else None,
                 truncated=result.truncated if result else False,
@@ -594,11 +596,8 @@ class Dispatcher:
         )
 
 
-def _opt_int(error: SkillrtError | None, key: str) -> int | None:
-    if error is None:
-        return None
-    value = error.context.get(key)
-    return value if isinstance(value, int) else None
+def _exit_code(error: SkillrtError | None) -> int | None:
+    return error.exit_code if isinstance(error, RunnerError) else None
 
 
 def _ms(start: float) -> float:

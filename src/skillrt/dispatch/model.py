@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillrt.dispatch.header import ExecutionMode, RuntimeHeader
-from skillrt.errors import SkillrtError
+from skillrt.errors import RunnerError, SkillrtError
 from skillrt.execution.base import RunnerResult
 from skillrt.execution.fallback import RoundLedger, Transition
 from skillrt.execution.records import ExecutionRecorder
@@ -174,8 +174,8 @@ def build_result(
     """The result node of a prepared dispatch: ``success`` with ``res``, else ``failed``."""
     header = prepared.header
     exit_code = res.exit_code if res is not None else None
-    if res is None and error is not None and isinstance(error.context.get("exit_code"), int):
-        exit_code = error.context["exit_code"]
+    if res is None and isinstance(error, RunnerError) and error.exit_code is not None:
+        exit_code = error.exit_code
     return DispatchResult(
         request_id=session.request_id,
         execution_id=execution_id,

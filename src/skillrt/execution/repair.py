@@ -40,8 +40,7 @@ from skillrt.dispatch.dispatcher import (
     DispatchResult,
     DispatchSession,
 )
-from skillrt.errors import SkillrtError
-from skillrt.execution.errors import PatchRejected
+from skillrt.errors import PatchRejected, SkillrtError
 from skillrt.execution.failure import (
     Eligibility,
     FailureReport,

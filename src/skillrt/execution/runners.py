@@ -45,9 +45,8 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from skillrt.config import ExecutionConfig
-from skillrt.errors import ConfigError, RunnerError
+from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.base import Runner, RunnerResult
-from skillrt.execution.errors import RunnerTimeout
 
 #: Always passed to a command runner (when set in the caller's environment).
 BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")

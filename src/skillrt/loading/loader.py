@@ -48,8 +48,7 @@ def _as_ref(ref: Skill | SkillRef) -> SkillRef:
 
 
 def _with_skill(exc: SkillrtError, ref: SkillRef) -> SkillrtError:
-    exc.context.setdefault("skill", ref.qualified_name)
-    return exc
+    return exc.fill(skill=ref.qualified_name)
 
 
 def decode_text(data: bytes, shown: str) -> str:
@@ -151,10 +150,10 @@ def read_skill_body(ref: Skill | SkillRef, limits: LoaderLimits | None = None) -
         try:
             body = split_frontmatter(loaded.text).body.strip("\n").rstrip() + "\n"
         except InvalidFrontmatter as exc:
-            exc.context.setdefault("path", loaded.real_path)
+            exc.fill(path=loaded.real_path)
             raise
     except SkillIOError as exc:
-        if exc.context.get("reason") == "not_found":
+        if exc.reason == "not_found":
             raise _with_skill(
                 SkillNotFound(
                     f"SKILL.md of '{sref.qualified_name}' is missing",

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import OrchestrationConfig, RuntimeConfig
+from skillrt.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.agents import DispatchedAgents
 from skillrt.orchestration.domains import DomainClassifier
-from skillrt.orchestration.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.events import Checkpoint, Observer
 from skillrt.orchestration.learnings_store import StoreLearnings
 from skillrt.orchestration.protocol import EngineSettings, Mode, RunnerFactory, WorkflowEngine

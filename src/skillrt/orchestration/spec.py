@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillrt.orchestration.errors import MemoryPathEscape, WorkflowConfigError
+from skillrt.errors import MemoryPathEscape, WorkflowConfigError
 
 __all__ = [
     "CONFIG_FILENAME",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.errors import StoreError
+from skillrt.errors import StoreError, StoreNotEmpty
 from skillrt.store.base import Connection, Store
 
 __all__ = ["COPIED_TABLES", "MigrationReport", "TableCount", "copy_state", "table_counts"]
@@ -45,12 +45,6 @@ COPIED_TABLES = (
 #: Tables whose integer key comes from a sequence on PostgreSQL (moved past copied ids).
 _IDENTITY = {"fsm_transitions": "id", "learnings": "id"}
 _BATCH = 1000
-
-
-class StoreNotEmpty(StoreError):
-    """The migration target already holds state; copying into it would mix two states."""
-
-    code = "E_STORE_NOT_EMPTY"
 
 
 @dataclass(frozen=True)

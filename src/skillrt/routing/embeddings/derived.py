@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 from skillrt.atomic import atomic_write_bytes
-from skillrt.errors import SkillrtError
+from skillrt.errors import DerivationError
 
 __all__ = ["RECIPE", "DerivationError", "default_cache_dir", "dynamic_int8_model", "recipe"]
 
@@ -41,12 +41,6 @@ def recipe() -> str:
     import importlib.util
 
     return RECIPE if importlib.util.find_spec("sympy") is not None else RECIPE_UNFUSED
-
-
-class DerivationError(SkillrtError):
-    """The fast model could not be derived or read (the original is used instead)."""
-
-    code = "E_MODEL_DERIVATION"
 
 
 def default_cache_dir() -> Path:
