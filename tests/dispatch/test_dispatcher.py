@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillrt.dispatch.dispatcher import DispatchRequest
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.dispatch.prompt import header_yaml_in
 from skillrt.errors import ConfigError, SkillDisabled, SkillNotFound, UnknownRole, UsageError
 from skillrt.execution.records import list_executions

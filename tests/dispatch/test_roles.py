@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.dispatch.dispatcher import DispatchRequest
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.dispatch.roles import DEFAULT_ROLES, RoleGuides
 from skillrt.errors import ConfigError, UnknownRole
 from skillrt.execution.runners import DryRunRunner

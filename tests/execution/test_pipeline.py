@@ -244,11 +244,11 @@ def test_mentions_that_need_the_user_stop_before_running(rt, tmp_path: Path) -> 
 def test_unknown_mention_is_ordinary_text_for_the_router(rt, monkeypatch) -> None:
     seen = []
 
-    def route(text: str) -> RouteResult:
+    def route(text: str, **_: object) -> RouteResult:
         seen.append(text)
         return RouteResult("r-9", text, forced_plan(("commit-messages",), {}), "why", ())
 
-    monkeypatch.setattr(rt, "route", route, raising=False)
+    monkeypatch.setattr(rt.routing, "route", route)
     result = rt.run("$nope-nothing write a message", runner=DryRunRunner(), environ=ENV)
     assert seen and result.source == "router" and result.route_id == "r-9"
     assert result.steps[0].path == "skill:commit-messages"

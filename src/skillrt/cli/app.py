@@ -12,14 +12,15 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from skillrt.config import RuntimeConfig
+    from skillrt.config import RootConfig, RuntimeConfig
     from skillrt.runtime import SkillRuntime
+    from skillrt.store.base import Store
 
 #: Command modules, in help order. A module that fails to import is reported, not fatal.
 COMMAND_MODULES = (
@@ -41,7 +42,7 @@ Handler = Callable[["CliContext"], int]
 
 @dataclass
 class CliContext:
-    """Parsed arguments plus the lazily built runtime."""
+    """Parsed arguments plus the one runtime every command uses, built on first use."""
 
     args: argparse.Namespace
     _runtime: SkillRuntime | None = field(default=None, repr=False)
@@ -62,17 +63,49 @@ class CliContext:
 
     @property
     def runtime(self) -> SkillRuntime:
+        """The command's runtime (``open_runtime()`` with the flags' settings, unless the
+        command opened it with its own)."""
         if self._runtime is None:
-            from skillrt.cli.settings import flag_roots
-            from skillrt.runtime import SkillRuntime
-
-            roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
-            self._runtime = SkillRuntime(self.config(), roots=roots)
-            if sys.stderr.isatty():
-                from skillrt.cli.output import ProgressBar
-
-                self._runtime.build_progress = ProgressBar().build
+            return self.open_runtime()
         return self._runtime
+
+    def open_runtime(
+        self,
+        *,
+        config: RuntimeConfig | None = None,
+        roots: Sequence[Path | RootConfig] | None = None,
+        store: Store | None = None,
+        catalogs: Sequence[str] = (),
+        catalog_base: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> SkillRuntime:
+        """Build :attr:`runtime` with a command's own settings, before anything uses it.
+
+        ``config`` defaults to the file and flags' (:meth:`config`), ``roots`` to the
+        ``--root`` flags; the rest are :class:`~skillrt.runtime.SkillRuntime`'s options.
+        Closed by :func:`main` whatever happens.
+        """
+        if self._runtime is not None:
+            raise RuntimeError("the runtime is already open; open it before first use")
+        from skillrt.cli.settings import flag_roots
+        from skillrt.runtime import SkillRuntime
+
+        if roots is None:
+            roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
+        runtime = SkillRuntime(
+            config or self.config(),
+            roots=roots,
+            store=store,
+            catalogs=catalogs,
+            catalog_base=catalog_base,
+            env=env,
+        )
+        self._runtime = runtime
+        if sys.stderr.isatty():
+            from skillrt.cli.output import ProgressBar
+
+            runtime.build_progress = ProgressBar().build
+        return runtime
 
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
         """Print ``data`` as one JSON document with --json, else the human rendering."""
