@@ -610,3 +610,44 @@ def test_the_bundled_example_learnings_reach_every_phase(
     text = (learnings / "technical.md").read_text(encoding="utf-8")
     assert text.startswith("# Technical domain learnings")  # hand-written notes kept
     assert f"_(task {done.task_id}, phase verification)_" in text
+
+
+def test_seed_002s_own_phases_run_on_the_role_guide_and_the_skill_body(
+    runtime: SkillRuntime, skills_dir: Path, tmp_path: Path
+) -> None:
+    # Seed 002's data contract: each phase names only its id and its agent.
+    config = {
+        "name": "develop-project",
+        "phases": [
+            {"id": "clarification", "agent": "clarification"},
+            {"id": "research", "agent": "explorer"},
+        ],
+    }
+    folder = write_composite(skills_dir, "develop-project", config=config)
+    (folder / "SKILL.md").write_text(
+        "---\nname: develop-project\ndescription: Clarify, then research a project.\n---\n"
+        "# Develop a project\n\nClarify the goal first; then research the codebase.\n",
+        encoding="utf-8",
+    )
+    runtime.refresh()
+    runner = InstantRunner()
+    done = runtime.workflow_start("develop-project", QUERY, runner=runner)
+    assert done.complete
+    contract = runtime.workflow_status(done.run_id).steps["3"]["skill_config"]["phases"]
+    assert [(p["id"], p["agent"], p["instructions"]) for p in contract] == [
+        ("clarification", "clarification", None),
+        ("research", "explorer", None),
+    ]
+    for phase, role in (("clarification", "fixer"), ("research", "explorer")):
+        prompt = runner.prompts[phase]
+        assert f'<role-guide role="{role}">' in prompt  # its agent's role guide
+        assert "Clarify the goal first; then research the codebase." in prompt  # the body
+        assert "gives this phase no instructions of its own" in prompt
+    # Started from its folder (outside the registry), the body still reaches the agent.
+    other = write_composite(
+        tmp_path / "elsewhere", "loose-flow", config={**config, "name": "loose-flow"}
+    )
+    runner = InstantRunner()
+    done = runtime.workflow_start(str(other), QUERY, runner=runner)
+    assert done.complete
+    assert "# loose-flow" in runner.prompts["clarification"]

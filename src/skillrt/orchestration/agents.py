@@ -52,6 +52,8 @@ class PhaseCall:
     phase: PhaseSpec
     task: str
     timeout_s: float | None
+    #: The composite skill's folder (its SKILL.md when the registry does not have it).
+    skill_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -156,13 +158,20 @@ class DispatchedAgents(PhaseAgents):
         from skillrt.execution.runners import DryRunRunner
 
         role = self.role_for(call.phase)
+        target = self._target(call.skill)
+        context = None
+        if target is None and call.phase.instructions is None and call.skill_dir:
+            # A phase without instructions runs on the skill's body: a composite started
+            # from a folder outside the registry still gets it, as context.
+            context = self._folder_body(call.skill, call.skill_dir)
         request = DispatchRequest(
-            skill=self._target(call.skill),
+            skill=target,
             prompt=call.task,
             role=role,
             execution_mode="delegated",
             depth=0,
             request_id=f"{call.run_id}-{call.phase.id}",
+            context=context,
             follow_edges=False,
         )
         # Manual mode only shows the prompt: a dry-run runner stands in.
@@ -171,6 +180,20 @@ class DispatchedAgents(PhaseAgents):
         ready = dispatcher.prepare(request, session)
         handle = (dispatcher, request, session, ready) if runner is not None else None
         return PreparedPhase(call=call, prompt=ready.prompt, role=role, handle=handle)
+
+    def _folder_body(self, name: str, skill_dir: str) -> str | None:
+        from pathlib import Path
+
+        from skillrt.loading import injection_block, load_skill_body
+        from skillrt.skills.model import SkillRef
+        from skillrt.skills.reader import find_skill_md
+
+        folder = Path(skill_dir)
+        skill_md = find_skill_md(folder)
+        if skill_md is None:
+            return None
+        ref = SkillRef(name, name, "folder", folder, skill_md)
+        return injection_block(ref, load_skill_body(ref, self.config.limits))
 
     def run(self, prepared: PreparedPhase) -> RunnerResult:
         from skillrt.execution.fallback import PathState

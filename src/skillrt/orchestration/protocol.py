@@ -758,6 +758,7 @@ class WorkflowEngine:
             phase=phase,
             task=task,
             timeout_s=phase.timeout_s or self.settings.default_timeout_s,
+            skill_dir=rec.skill_dir,
         )
         return self.agents.prepare(call, runner)
 
