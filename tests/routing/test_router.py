@@ -225,11 +225,36 @@ def test_the_router_itself_never_records() -> None:
     store.close()
 
 
-@pytest.mark.parametrize("top_k", [1, 3, 10])
-def test_top_k_bounds_selection_not_ranking(top_k: int) -> None:
-    result = router().route("git rebase", top_k=top_k)
-    assert len(result.candidates) >= 1
-    assert result.plan.names == ("git-helper",)
+#: Two skills fit "rebase my git branch" without a trigger; branch-sync ranks second.
+_REBASE = [
+    make("rebase-helper", "Rebase a git branch onto main and resolve rebase conflicts."),
+    make("branch-sync", "Sync a git branch with upstream by rebase or merge."),
+]
+
+
+@pytest.mark.parametrize(
+    ("config_k", "top_k", "outside"),
+    [(3, 1, True), (1, 2, False), (1, None, True), (3, None, False), (3, 10, False)],
+)
+def test_top_k_bounds_selection_not_ranking(
+    config_k: int, top_k: int | None, outside: bool
+) -> None:
+    # A trigger selects whatever top_k is.
+    assert router().route("git rebase", top_k=top_k).plan.names == ("git-helper",)
+    # Without one, only the semantic top-k may be selected: branch-sync passes the
+    # threshold but is second, so top_k (else the config's semantic_top_k) decides.
+    cfg = dataclasses.replace(CFG, selection_threshold=0.3, semantic_top_k=config_k)
+    r = router(catalogue() + _REBASE, cfg)
+    result = r.route("rebase my git branch", top_k=top_k)
+    second = cand(result, "branch-sync")
+    assert (second.reason == "outside the semantic top-k") is outside, second
+    assert second.status == ("below_threshold" if outside else "covered")
+    assert result.plan.names == ("rebase-helper",)
+    # The ranking and the scores never depend on it.
+    widest = r.route("rebase my git branch", top_k=len(_REBASE) + 5)
+    assert [(c.name, c.score.total) for c in result.candidates] == [
+        (c.name, c.score.total) for c in widest.candidates
+    ]
 
 
 @pytest.mark.parametrize(
