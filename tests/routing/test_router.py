@@ -274,3 +274,27 @@ def test_empty_catalogue_gives_no_skill() -> None:
         result = r.route("code review")
         assert result.plan.no_skill and result.candidates == ()
         assert "no candidate was recalled" in result.routing_reason
+
+
+def test_stats_a_store_cannot_give_are_skipped_but_a_bug_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import skillrt.telemetry.stats as stats
+    from skillrt.errors import StoreUnavailable
+    from skillrt.telemetry.events import TelemetryWarning
+
+    r = router(config=RoutingConfig(use_stats=True), store=Store(MEMORY))
+
+    def unreachable(*_: object) -> object:
+        raise StoreUnavailable("the server went away", retryable=True)
+
+    monkeypatch.setattr(stats, "skill_stats", unreachable)
+    with pytest.warns(TelemetryWarning, match="skill stats unavailable"):
+        assert r.route("please do a code review").plan.names == ("code-review",)
+
+    def bug(*_: object) -> object:
+        raise TypeError("a bug in the stats code")
+
+    monkeypatch.setattr(stats, "skill_stats", bug)
+    with pytest.raises(TypeError, match="a bug"):
+        r.route("please do a code review")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.daemon import protocol
-from skillrt.daemon.client import DaemonClient, DaemonUnavailable
+from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
 from skillrt.errors import (
     DaemonMismatch,
     DaemonRequestError,
@@ -395,8 +395,8 @@ def _clear_stale_socket(path: str) -> None:
     except DaemonUnavailable:
         os.unlink(path)  # stale: its daemon died without cleaning up
         return
-    except Exception:
-        pass  # something answers there: treat it as live
+    except DaemonError:
+        pass  # something answers there, with an error: treat it as live
     raise DaemonStartError(f"a daemon is already running at {path}", path=path)
 
 

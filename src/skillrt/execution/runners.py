@@ -32,6 +32,7 @@ process group so a timeout kills the command and everything it started.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -420,7 +421,7 @@ def _http_error(exc: urllib.error.HTTPError, ctx: dict[str, Any], start: float) 
     code = exc.code
     try:
         detail = exc.read(4096).decode("utf-8", errors="replace")
-    except Exception:  # a broken error body must not hide the status
+    except (OSError, http.client.HTTPException, ValueError):  # a broken body keeps the status
         detail = ""
     message = _error_detail(detail) or exc.reason or ""
     retry_after = exc.headers.get("Retry-After") if exc.headers else None
