@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -110,24 +109,21 @@ class CliContext:
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
         """Print ``data`` as one JSON document with --json, else the human rendering."""
         if self.json:
-            from skillrt.serialize import to_jsonable
-
-            sys.stdout.write(dump_json(to_jsonable(data)) + "\n")
+            sys.stdout.write(dump_json(data) + "\n")
             return
         text = human() if callable(human) else human
         if text is None:
-            from skillrt.serialize import to_jsonable
+            from skillrt.serialize import to_json
 
-            text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
+            text = to_json(data, indent=2)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def dump_json(data: Any) -> str:
-    """Indented for a person at a terminal; compact (and several times faster: the C
-    encoder only runs without ``indent``) when piped to a program."""
-    if sys.stdout.isatty():
-        return json.dumps(data, ensure_ascii=False, indent=2)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """``data`` as JSON: indented for a person at a terminal, compact when piped."""
+    from skillrt.serialize import to_json
+
+    return to_json(data, indent=2 if sys.stdout.isatty() else None)
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

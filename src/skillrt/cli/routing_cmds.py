@@ -259,11 +259,10 @@ def cmd_eval(ctx: CliContext) -> int:
 
 
 def _write_per_query(path: Path, report: EvalReport) -> None:
-    import json
-
     from skillrt.atomic import atomic_write_text
+    from skillrt.serialize import to_json
 
-    lines = [json.dumps(o.to_dict(), ensure_ascii=False) for o in report.outcomes]
+    lines = [to_json(o) for o in report.outcomes]
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 

@@ -77,6 +77,25 @@ class MigrationReport:
     def rows(self) -> int:
         return sum(t.target_rows for t in self.tables)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The ``state migrate --json`` shape (with ``ok`` and ``rows``)."""
+        return {
+            "source": self.source,
+            "target": self.target,
+            "ok": self.ok,
+            "rows": self.rows,
+            "tables": [
+                {
+                    "table": t.table,
+                    "source_rows": t.source_rows,
+                    "target_rows": t.target_rows,
+                    "ok": t.ok,
+                }  # fmt: skip
+                for t in self.tables
+            ],
+            "learning_files": list(self.learning_files),
+        }
+
 
 def table_counts(store: Store, tables: Sequence[str] = COPIED_TABLES) -> dict[str, int]:
     """Rows per table (0 for a table an older schema does not have)."""
