@@ -68,9 +68,37 @@ class _RelativeToFile:
 
 
 def _config_path(value: str, info: Any) -> Path:
-    base: Path = (info.context or {}).get("base", Path("."))
+    return _relative_to((info.context or {}).get("base", Path(".")), value)
+
+
+def _relative_to(base: Path, value: str) -> Path:
     p = Path(value).expanduser()
     return p if p.is_absolute() else base / p
+
+
+def peek_state_dir(path: Path) -> Path:
+    """The ``state_dir`` of config file ``path`` (default ``<its folder>/.skillrt``),
+    reading nothing else from it.
+
+    The prompt hook runs once per prompt and only needs the state folder to find the
+    daemon: it must not pay for validating the whole file (pydantic's import alone is
+    ~0.1 s). Whoever builds the runtime reads the file with :meth:`from_file`, which
+    resolves ``state_dir`` the same way and validates everything.
+    """
+    import yaml
+
+    base = path.parent.resolve()
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    value = data.get("state_dir") if isinstance(data, dict) else None
+    if value is None:
+        return base / ".skillrt"
+    if not isinstance(value, str):
+        raise ConfigError("'state_dir': Input should be a valid string", field="state_dir")
+    return _relative_to(base, value)
 
 
 #: A path given in a config file (relative to the file's folder).
@@ -581,6 +609,17 @@ def validate(kind: Any, raw: Any, where: str, base: Path) -> Any:
 
 @functools.cache
 def _adapter(kind: Any) -> Any:
+    import os
+
     from pydantic import TypeAdapter
 
-    return TypeAdapter(kind)
+    # pydantic looks for plugins in every installed distribution's entry points the
+    # first time it builds a validator (~50 ms); none has business with skillrt's own
+    # config schema, so that search is skipped unless the caller set the variable.
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        return TypeAdapter(kind)
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    try:
+        return TypeAdapter(kind)
+    finally:
+        del os.environ["PYDANTIC_DISABLE_PLUGINS"]
