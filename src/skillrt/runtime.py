@@ -285,6 +285,7 @@ class SkillRuntime:
                 run_id=run_id,
                 keep_prompts=False,
                 timeout_s=timeout_s,
+                spill=False,
             )
 
         return DispatchedAgents(

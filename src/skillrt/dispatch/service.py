@@ -234,11 +234,13 @@ class DispatchService:
         record: bool = True,
         keep_prompts: bool | None = None,
         timeout_s: float | None = None,
+        spill: bool = True,
     ) -> Dispatcher:
         """A dispatcher for one run; ``environ`` defaults to the service's ``env``.
 
         ``record=False`` writes no execution rows or stats; ``timeout_s`` replaces
-        ``execution.timeout_s`` (a workflow phase's own timeout).
+        ``execution.timeout_s`` (a workflow phase's own timeout); ``spill=False`` keeps
+        a truncated body's full text out of ``.agent/runs/<run_id>/observations``.
         """
         from skillrt.loading.report import observations_dir
 
@@ -258,7 +260,7 @@ class DispatchService:
             roles=self.roles(),
             environ=environ,
             run_id=run_id,
-            spill_dir=observations_dir(config.project_dir, run_id),
+            spill_dir=observations_dir(config.project_dir, run_id) if spill else None,
             keep_prompts=keep_prompts,
         )
 
