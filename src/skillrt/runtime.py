@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from skillrt.dispatch.edges import SkillEdge
-    from skillrt.dispatch.model import DispatchRequest, DispatchResult, RunSkillResult
+    from skillrt.dispatch.model import (
+        DispatchRequest,
+        DispatchResult,
+        RunSkillResult,
+        SkillDispatcher,
+    )
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
     from skillrt.eval.datasets import LabelledQuery
@@ -278,7 +283,7 @@ class SkillRuntime:
         service = self.dispatch_service()
         workflows = self.workflows()
 
-        def dispatcher(runner: Runner, timeout_s: float | None, run_id: str) -> Any:
+        def dispatcher(runner: Runner, timeout_s: float | None, run_id: str) -> SkillDispatcher:
             return service.dispatcher(
                 runner,
                 environ=workflows.environ,
