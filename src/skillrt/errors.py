@@ -54,6 +54,7 @@ The tree (class, then code; a test checks that every class is here and exported)
     ├── MissingExtra                     E_MISSING_EXTRA
     ├── ModelInvocationDisabled          MODEL_INVOCATION_DISABLED
     ├── InternalError                    E_INTERNAL
+    ├── Interrupted                      E_INTERRUPTED
     ├── ServeError                       E_SERVE
     ├── FeatureUnavailable               E_UNAVAILABLE
     ├── DaemonRequestError               E_BAD_REQUEST
@@ -98,6 +99,7 @@ __all__ = [
     "IllegalTransition",
     "InstallError",
     "InternalError",
+    "Interrupted",
     "InvalidFrontmatter",
     "LoadError",
     "MemoryPathEscape",
@@ -737,6 +739,12 @@ class InternalError(SkillrtError):
 
     code = "E_INTERNAL"
     tool: str | None = None
+
+
+class Interrupted(SkillrtError):
+    """The user interrupted the command (Ctrl-C)."""
+
+    code = "E_INTERRUPTED"
 
 
 class ServeError(SkillrtError):

@@ -203,12 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def error_payload(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, **extra}}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from skillrt.errors import SkillrtError, UsageError
+    from skillrt.errors import InternalError, Interrupted, SkillrtError, UsageError
 
     parser = build_parser()
     arg_list = list(sys.argv[1:] if argv is None else argv)
@@ -216,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arg_list)
     except UsageExit as exc:
         if "--json" in arg_list:
-            sys.stdout.write(dump_json(error_payload("E_USAGE", exc.message)) + "\n")
+            sys.stdout.write(dump_json({"error": UsageError(exc.message).to_dict()}) + "\n")
         else:
             exc.parser.print_usage(sys.stderr)
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
@@ -237,14 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(ctx, exc.to_dict())
         return 1
     except KeyboardInterrupt:
-        _report(ctx, {"code": "E_INTERRUPTED", "message": "interrupted"})
+        _report(ctx, Interrupted("interrupted").to_dict())
         return 130
     except BrokenPipeError:
         return 1
     except Exception as exc:  # never a traceback for users; SKILLRT_DEBUG=1 shows it
         if os.environ.get("SKILLRT_DEBUG"):
             raise
-        _report(ctx, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
+        _report(ctx, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
         return 1
     finally:
         if ctx._runtime is not None:

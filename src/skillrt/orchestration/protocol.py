@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from skillrt.errors import (
+    InternalError,
     MemoryVerificationFailed,
     PhaseRunFailed,
     RunnerError,
@@ -330,7 +331,7 @@ class WorkflowEngine:
             self._block(run_id, exc.to_dict())
             raise
         except Exception as exc:
-            self._block(run_id, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
+            self._block(run_id, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
             raise
         finally:
             self._release(run_id, owner)
