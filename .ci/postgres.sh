@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL cluster on a Unix socket under a temporary directory.
 #
+#   bash .ci/postgres.sh install           # the distribution's packages, when initdb is missing
 #   eval "$(bash .ci/postgres.sh start)"   # exports SKILLRT_TEST_POSTGRES_URL, SKILLRT_PG_DIR
 #   bash .ci/postgres.sh stop "$SKILLRT_PG_DIR"
 #
@@ -78,10 +79,11 @@ stop() {
 }
 
 case "${1:-}" in
+    install) install_packages ;;
     start) start ;;
     stop) stop "${2:-}" ;;
     restart) ctl "$2" -m fast -l "$2/server.log" restart ;;
     down) ctl "$2" -m fast stop ;;
     up) up "$2" ;;
-    *) echo "usage: postgres.sh start | stop DIR | restart DIR | down DIR | up DIR" >&2; exit 2 ;;
+    *) echo "usage: postgres.sh install | start | stop DIR | restart DIR | down DIR | up DIR" >&2; exit 2 ;;
 esac

@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from skillrt.config import DiscoveryConfig, RootConfig, RuntimeConfig  # noqa: E402
-from skillrt.dispatch.dispatcher import Dispatcher, DispatchRequest  # noqa: E402
+from skillrt.dispatch.dispatcher import Dispatcher  # noqa: E402
+from skillrt.dispatch.model import DispatchRequest  # noqa: E402
 from skillrt.execution.runners import DryRunRunner  # noqa: E402
 from skillrt.loading import injection_block, load_skill_body  # noqa: E402
 from skillrt.skills.registry import SkillRegistry  # noqa: E402

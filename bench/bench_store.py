@@ -302,8 +302,8 @@ def worker_config(backend: Backend, lease_s: float, worker_id: str | None) -> An
 
 def run_worker(args: list[str], lease_s: float, stop: Path, skills: Path) -> None:
     """A worker process: drive whatever run it can claim until ``stop`` exists."""
+    from skillrt.errors import WorkflowBusy
     from skillrt.execution.base import Runner, RunnerResult
-    from skillrt.orchestration.errors import WorkflowBusy
     from skillrt.runtime import SkillRuntime
 
     backend = Backend.from_args(args)

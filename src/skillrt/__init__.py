@@ -17,21 +17,87 @@ TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
     from typing import Any
 
-    from skillrt.config import RuntimeConfig
+    from skillrt.config import LoaderLimits, RootConfig, RuntimeConfig
+    from skillrt.dispatch.edges import SkillEdge
+    from skillrt.dispatch.model import DispatchRequest, DispatchResult, RunSkillResult
+    from skillrt.dispatch.rules import RoutingRules
+    from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
     from skillrt.errors import SkillrtError
+    from skillrt.eval.datasets import LabelledQuery
+    from skillrt.eval.harness import EvalReport
+    from skillrt.execution.base import Runner, RunnerResult
+    from skillrt.execution.pipeline import RunResult
+    from skillrt.invocation.resolver import InvocationResolver
+    from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
+    from skillrt.loading.report import LoadReport, LoadResult
+    from skillrt.orchestration.events import Checkpoint, Observer
+    from skillrt.orchestration.protocol import RunnerFactory
+    from skillrt.orchestration.service import ResumeOptions, StartOptions, Workflows
+    from skillrt.orchestration.status import RunSummary, WorkflowStatus
+    from skillrt.routing.plan import ActivationPlan, RouteResult
+    from skillrt.routing.router import Router
     from skillrt.runtime import SkillRuntime
+    from skillrt.skills.catalog import Catalog
+    from skillrt.skills.checks import ValidationResult
     from skillrt.skills.model import Diagnostic, Skill, SkillRef
-    from skillrt.skills.registry import SkillRegistry
+    from skillrt.skills.registry import SkillEntry, SkillRegistry
+    from skillrt.store.base import Store
+    from skillrt.telemetry.feedback import Feedback
+    from skillrt.telemetry.metrics import StatsReport
+    from skillrt.telemetry.recording import RecordingRouter
+    from skillrt.turns import TurnContext
 
-#: Public name -> the module that defines it.
+#: Public name -> the module that defines it: the facade and every type it takes and
+#: returns (a test checks the facade's signatures against this list).
 _EXPORTS = {
+    "ActivationPlan": "skillrt.routing.plan",
+    "Catalog": "skillrt.skills.catalog",
+    "Checkpoint": "skillrt.orchestration.events",
+    "CommandOutcome": "skillrt.invocation.results",
+    "Completion": "skillrt.invocation.results",
     "Diagnostic": "skillrt.skills.model",
+    "DispatchOptions": "skillrt.dispatch.service",
+    "DispatchRequest": "skillrt.dispatch.model",
+    "DispatchResult": "skillrt.dispatch.model",
+    "DispatchService": "skillrt.dispatch.service",
+    "EvalReport": "skillrt.eval.harness",
+    "Feedback": "skillrt.telemetry.feedback",
+    "InvocationResolver": "skillrt.invocation.resolver",
+    "LabelledQuery": "skillrt.eval.datasets",
+    "LoadReport": "skillrt.loading.report",
+    "LoadResult": "skillrt.loading.report",
+    "LoaderLimits": "skillrt.config",
+    "Observer": "skillrt.orchestration.events",
+    "OrchestrateResult": "skillrt.dispatch.service",
+    "RecordingRouter": "skillrt.telemetry.recording",
+    "Resolution": "skillrt.invocation.results",
+    "ResumeOptions": "skillrt.orchestration.service",
+    "RootConfig": "skillrt.config",
+    "RouteResult": "skillrt.routing.plan",
+    "Router": "skillrt.routing.router",
+    "RoutingRules": "skillrt.dispatch.rules",
+    "RunResult": "skillrt.execution.pipeline",
+    "RunSkillResult": "skillrt.dispatch.model",
+    "RunSummary": "skillrt.orchestration.status",
+    "Runner": "skillrt.execution.base",
+    "RunnerFactory": "skillrt.orchestration.protocol",
+    "RunnerResult": "skillrt.execution.base",
     "RuntimeConfig": "skillrt.config",
     "Skill": "skillrt.skills.model",
+    "SkillEdge": "skillrt.dispatch.edges",
+    "SkillEntry": "skillrt.skills.registry",
     "SkillRef": "skillrt.skills.model",
     "SkillRegistry": "skillrt.skills.registry",
     "SkillRuntime": "skillrt.runtime",
     "SkillrtError": "skillrt.errors",
+    "StartOptions": "skillrt.orchestration.service",
+    "StatsReport": "skillrt.telemetry.metrics",
+    "Store": "skillrt.store.base",
+    "Surface": "skillrt.invocation.results",
+    "TurnContext": "skillrt.turns",
+    "ValidationResult": "skillrt.skills.checks",
+    "WorkflowStatus": "skillrt.orchestration.status",
+    "Workflows": "skillrt.orchestration.service",
 }
 
 
@@ -59,12 +125,53 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ActivationPlan",
+    "Catalog",
+    "Checkpoint",
+    "CommandOutcome",
+    "Completion",
     "Diagnostic",
+    "DispatchOptions",
+    "DispatchRequest",
+    "DispatchResult",
+    "DispatchService",
+    "EvalReport",
+    "Feedback",
+    "InvocationResolver",
+    "LabelledQuery",
+    "LoadReport",
+    "LoadResult",
+    "LoaderLimits",
+    "Observer",
+    "OrchestrateResult",
+    "RecordingRouter",
+    "Resolution",
+    "ResumeOptions",
+    "RootConfig",
+    "RouteResult",
+    "Router",
+    "RoutingRules",
+    "RunResult",
+    "RunSkillResult",
+    "RunSummary",
+    "Runner",
+    "RunnerFactory",
+    "RunnerResult",
     "RuntimeConfig",
     "Skill",
+    "SkillEdge",
+    "SkillEntry",
     "SkillRef",
     "SkillRegistry",
     "SkillRuntime",
     "SkillrtError",
+    "StartOptions",
+    "StatsReport",
+    "Store",
+    "Surface",
+    "TurnContext",
+    "ValidationResult",
+    "WorkflowStatus",
+    "Workflows",
     "__version__",
 ]

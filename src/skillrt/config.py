@@ -2,19 +2,23 @@
 
 ``RuntimeConfig.from_file("skillrt.yaml")`` reads a project file; CLI flags override it
 through :meth:`RuntimeConfig.replace_section`. Skill files never widen these limits.
-Unknown keys are an error (a typo must not silently fall back to a default).
+
+A file is validated by pydantic against the dataclasses themselves, strictly: no value
+changes type on the way in (``allowed_extensions: [1, null]`` is an error, not
+``(1, None)``), unknown keys are errors (a typo must not silently fall back to a
+default), and every problem is reported at once. Paths in a file are relative to its
+folder (:data:`ConfigPath`). pydantic is imported only when a file has settings.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
-import types
-import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from skillrt.errors import ConfigError
 
@@ -51,6 +55,58 @@ def is_valid_namespace(value: str) -> bool:
     return bool(_NAMESPACE.fullmatch(value))
 
 
+class _RelativeToFile:
+    """How pydantic reads a :data:`ConfigPath`: a string, ``~`` expanded, relative to
+    the config file's folder (the ``base`` in the validation context)."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: Any) -> Any:
+        from pydantic_core import core_schema
+
+        return core_schema.with_info_after_validator_function(
+            _config_path, core_schema.str_schema()
+        )
+
+
+def _config_path(value: str, info: Any) -> Path:
+    return _relative_to((info.context or {}).get("base", Path(".")), value)
+
+
+def _relative_to(base: Path, value: str) -> Path:
+    p = Path(value).expanduser()
+    return p if p.is_absolute() else base / p
+
+
+def peek_state_dir(path: Path) -> Path:
+    """The ``state_dir`` of config file ``path`` (default ``<its folder>/.skillrt``),
+    reading nothing else from it.
+
+    The prompt hook runs once per prompt and only needs the state folder to find the
+    daemon: it must not pay for validating the whole file (pydantic's import alone is
+    ~0.1 s). Whoever builds the runtime reads the file with :meth:`from_file`, which
+    resolves ``state_dir`` the same way and validates everything.
+    """
+    import yaml
+
+    base = path.parent.resolve()
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    value = data.get("state_dir") if isinstance(data, dict) else None
+    if value is None:
+        return base / ".skillrt"
+    if not isinstance(value, str):
+        raise ConfigError("'state_dir': Input should be a valid string", field="state_dir")
+    return _relative_to(base, value)
+
+
+#: A path given in a config file (relative to the file's folder).
+ConfigPath = Annotated[Path, _RelativeToFile()]
+#: Every section is validated strictly, and refuses unknown keys.
+_STRICT: dict[str, Any] = {"extra": "forbid", "strict": True}
+
+
 @dataclass(frozen=True)
 class RootConfig:
     """One skill root; ``namespace`` prefixes its skills as ``ns:skill`` (S5)."""
@@ -64,6 +120,8 @@ class RootConfig:
 class DiscoveryConfig:
     """Where skills are found and how far the walk may go (S3)."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     roots: tuple[RootConfig, ...] = ()
     #: Search ``<project>/.agents/skills``, ``<project>/skills``, ``~/.agents/skills``.
     conventional_roots: bool = True
@@ -76,7 +134,7 @@ class DiscoveryConfig:
     max_frontmatter_bytes: int = DEFAULT_MAX_FRONTMATTER_BYTES
     skip_dirs: tuple[str, ...] = (".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn")
     #: Home folder for the user-scope roots; None means no user roots (the CLI fills it).
-    home_dir: Path | None = None
+    home_dir: ConfigPath | None = None
     #: (folder, namespace) pairs: skills at or under the folder get the namespace (S5),
     #: whatever root they are found from; the deepest matching folder wins.
     namespaces: tuple[tuple[Path, str], ...] = ()
@@ -85,6 +143,8 @@ class DiscoveryConfig:
 @dataclass(frozen=True)
 class LoaderLimits:
     """Level 2/3 limits (seed 003 §5)."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
     max_skill_body_lines: int = DEFAULT_MAX_SKILL_BODY_LINES
     max_skill_body_chars: int = DEFAULT_MAX_SKILL_BODY_CHARS
@@ -103,6 +163,8 @@ class LoaderLimits:
 class RoutingWeights:
     """Stage-2 score weights (seed 001 §6.2); they need not sum to 1 but default to it."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     intent_match: float = 0.40
     trigger_match: float = 0.20
     success_rate: float = 0.15
@@ -114,6 +176,8 @@ class RoutingWeights:
 @dataclass(frozen=True)
 class RoutingConfig:
     """Router defaults (seed 001 §18)."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
     semantic_top_k: int = DEFAULT_SEMANTIC_TOP_K
     selection_threshold: float = DEFAULT_SELECTION_THRESHOLD
@@ -128,7 +192,7 @@ class RoutingConfig:
     #: int8 (1.6x faster queries, see docs/routing.md); "original": the file as shipped.
     embedding_model_variant: Literal["dynamic-int8", "original"] = "dynamic-int8"
     #: Where derived models are kept; None = ``~/.cache/skillrt/models``.
-    model_cache_dir: Path | None = None
+    model_cache_dir: ConfigPath | None = None
     #: Candidates scored per route: the union of the top-N lexical and top-N semantic
     #: hits (plus forced and trigger hits). ``semantic_top_k`` bounds which semantic-only
     #: hits may be *selected*; the wider pool feeds ranking, fallbacks and recall@k.
@@ -166,15 +230,17 @@ class RoutingConfig:
 class DispatchConfig:
     """Dispatcher policy (seed 000 §2, 001 §19)."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     max_depth: int = DEFAULT_MAX_DISPATCH_DEPTH
     forbid_root_reload: bool = True
     allow_reentry: bool = False
     root_skill: str | None = None
     run_skill_max_depth: int = DEFAULT_MAX_SKILL_DELEGATE_DEPTH
-    roles_dir: Path | None = None
+    roles_dir: ConfigPath | None = None
     default_role: str = "fixer"
     #: Routing rules YAML for ``orchestrate`` (000 §8); the CLI's ``--rules`` wins.
-    rules_file: Path | None = None
+    rules_file: ConfigPath | None = None
     #: Follow ``requires_now`` sub-skill edges automatically (under the guards).
     follow_edges: bool = True
     #: Run ``run_skill <skill>: <task>`` lines a model writes in its output (001 §19).
@@ -186,6 +252,8 @@ class DispatchConfig:
 @dataclass(frozen=True)
 class ExecutionConfig:
     """Runners, fallback and repair budgets (seed 001 §10-13)."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
     runner: str = "dry-run"
     runner_cmd: str | None = None
@@ -219,10 +287,12 @@ class ExecutionConfig:
 class OrchestrationConfig:
     """Composite-skill runs (seed 002). See docs/orchestration.md."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     #: Memory files of every run; the default means ``<state_dir>/memory``.
-    memory_dir: Path = Path(".skillrt/memory")
+    memory_dir: ConfigPath = Path(".skillrt/memory")
     #: ``<domain>.md`` learnings files; the default means ``<state_dir>/learnings``.
-    learnings_dir: Path = Path(".skillrt/learnings")
+    learnings_dir: ConfigPath = Path(".skillrt/learnings")
     #: Domain name -> short description (comma-separated kinds of work); empty = the
     #: four defaults of seed 002 (technical, personal, creative, professional).
     domains: Mapping[str, str] = field(default_factory=dict)
@@ -259,6 +329,8 @@ class OrchestrationConfig:
 class TelemetryConfig:
     """Route events, metrics and gray release (seed 001 §14-15)."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     enabled: bool = True
     #: Routing overrides (keys of ``routing``) tried on a share of routes (gray release).
     candidate_config: Mapping[str, Any] | None = None
@@ -283,6 +355,8 @@ class TelemetryConfig:
 class McpConfig:
     """The MCP server (``skillrt mcp``)."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     #: Character budget of the Level-1 catalogue sent as the server's instructions.
     instructions_budget: int = 8000
     #: Seconds between checks of the skill roots for added/changed/removed skills;
@@ -304,6 +378,8 @@ class StateConfig:
     ``<state_dir>/cache.db``.
     """
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     #: ``postgresql://user@host:5432/db`` (a password may come from PGPASSWORD or
     #: ~/.pgpass instead); None keeps the state in ``<state_dir>/state.db``.
     url: str | None = None
@@ -320,8 +396,10 @@ class StateConfig:
 class RuntimeConfig:
     """Everything the runtime needs; every field has a working default."""
 
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
     project_dir: Path = Path(".")
-    state_dir: Path = Path(".skillrt")
+    state_dir: ConfigPath = Path(".skillrt")
     state: StateConfig = field(default_factory=StateConfig)
     discovery: DiscoveryConfig = field(default_factory=DiscoveryConfig)
     limits: LoaderLimits = field(default_factory=LoaderLimits)
@@ -387,7 +465,7 @@ class RuntimeConfig:
                 discovery_raw[key] = value
         values: dict[str, Any] = {"project_dir": base, "state_dir": base / ".skillrt"}
         if "state_dir" in data:
-            values["state_dir"] = _path(data.pop("state_dir"), base)
+            values["state_dir"] = validate(ConfigPath, data.pop("state_dir"), "state_dir", base)
         values["discovery"] = _discovery(discovery_raw, base)
         section_types: dict[str, type[Any]] = {
             "state": StateConfig,
@@ -437,15 +515,18 @@ def check_state(state: StateConfig) -> None:
         raise ConfigError("'state.schema' must not be empty", field="state.schema")
 
 
-def _path(value: Any, base: Path) -> Path:
-    if not isinstance(value, str):
-        raise ConfigError(f"expected a path string, got {value!r}")
-    p = Path(value).expanduser()
-    return p if p.is_absolute() else (base / p)
+@dataclass(frozen=True)
+class _RootEntry:
+    """A ``roots`` item written as a mapping."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+    path: ConfigPath
+    namespace: str | None = None
+    scope: Literal["project", "user", "system"] = "project"
 
 
-def _namespace(value: Any, where: str) -> str:
-    if not isinstance(value, str) or not is_valid_namespace(value):
+def _namespace(value: str, where: str) -> str:
+    if not is_valid_namespace(value):
         raise ConfigError(
             f"'{where}' must be a namespace of 1-64 characters without spaces, ':' or '/', "
             f"got {value!r}",
@@ -455,111 +536,90 @@ def _namespace(value: Any, where: str) -> str:
 
 
 def _discovery(raw: dict[str, Any], base: Path) -> DiscoveryConfig:
-    roots: list[RootConfig] = []
     roots_raw = raw.pop("roots", None)
     if isinstance(roots_raw, str):
         roots_raw = [roots_raw]
-    if roots_raw is not None and not isinstance(roots_raw, list):
-        raise ConfigError("'roots' must be a list of paths or {path, namespace, scope}")
-    for item in roots_raw or []:
-        if isinstance(item, str):
-            roots.append(RootConfig(path=_path(item, base)))
-        elif isinstance(item, dict):
-            unknown = set(item) - {"path", "namespace", "scope"}
-            if unknown or "path" not in item:
-                raise ConfigError(f"a root needs 'path' (and optional namespace, scope): {item!r}")
-            ns = item.get("namespace")
-            scope = item.get("scope", "project")
-            if scope not in ROOT_SCOPES:
-                raise ConfigError(
-                    f"root scope must be one of {', '.join(ROOT_SCOPES)}, got {scope!r}",
-                    field="roots.scope",
-                )
-            roots.append(
-                RootConfig(
-                    path=_path(item["path"], base),
-                    namespace=None if ns is None else _namespace(ns, "roots.namespace"),
-                    scope=scope,
-                )
-            )
-        else:
-            raise ConfigError(f"a root must be a path or a mapping: {item!r}")
+    if isinstance(roots_raw, list):  # a bare path is short for {path: ...}
+        roots_raw = [{"path": r} if isinstance(r, str) else r for r in roots_raw]
+    entries: list[_RootEntry] = validate(list[_RootEntry], roots_raw or [], "roots", base)
+    roots = tuple(
+        RootConfig(
+            path=e.path,
+            namespace=None if e.namespace is None else _namespace(e.namespace, "roots.namespace"),
+            scope=e.scope,
+        )
+        for e in entries
+    )
     ns_raw = raw.pop("namespaces", None) or {}
     if not isinstance(ns_raw, Mapping):
         raise ConfigError("'namespaces' must map folders to namespaces, e.g. {vendor/acme: acme}")
-    namespaces = tuple(
-        (_path(folder, base), _namespace(ns, f"namespaces.{folder}"))
-        for folder, ns in ns_raw.items()
+    pairs: list[tuple[Path, str]] = validate(
+        list[tuple[ConfigPath, str]], list(ns_raw.items()), "namespaces", base
     )
+    namespaces = tuple((folder, _namespace(ns, f"namespaces.{folder}")) for folder, ns in pairs)
     disc = build_dataclass(DiscoveryConfig, raw, "discovery", base)
     for key in ("max_dirs_per_root", "max_skill_file_bytes", "max_frontmatter_bytes"):
         if getattr(disc, key) < 1:
             raise ConfigError(f"'discovery.{key}' must be at least 1", field=f"discovery.{key}")
     if disc.max_depth < 0:
         raise ConfigError("'discovery.max_depth' must be 0 or more", field="discovery.max_depth")
-    return dataclasses.replace(disc, roots=tuple(roots), namespaces=namespaces)
+    return dataclasses.replace(disc, roots=roots, namespaces=namespaces)
 
 
 def build_dataclass(cls: type[T], raw: Any, where: str, base: Path) -> T:
-    """Build a config dataclass from a mapping, checking keys and simple types."""
+    """A config section from a mapping, validated strictly (see the module docstring)."""
     if not isinstance(raw, Mapping):
-        raise ConfigError(f"'{where}' must be a mapping")
-    hints = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    unknown = set(raw) - set(fields)
-    if unknown:
-        raise ConfigError(
-            f"unknown keys in '{where}': {', '.join(sorted(unknown))}",
-            section=where,
-            keys=sorted(unknown),
-        )
-    kwargs: dict[str, Any] = {}
-    for key, value in raw.items():
-        kwargs[key] = _coerce(value, hints[key], f"{where}.{key}", base)
+        raise ConfigError(f"'{where}' must be a mapping", section=where)
+    result: T = validate(cls, raw, where, base)
+    return result
+
+
+def validate(kind: Any, raw: Any, where: str, base: Path) -> Any:
+    """``raw`` (plain data, as YAML or JSON gives it) validated as ``kind`` by pydantic;
+    a :class:`ConfigError` listing every problem when it does not fit."""
+    import json
+
+    from pydantic import ValidationError
+
     try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise ConfigError(f"invalid '{where}': {exc}", section=where) from exc
+        text = json.dumps(raw)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"'{where}' holds a value that is not plain data: {exc}") from None
+    try:
+        return _adapter(kind).validate_json(text, context={"base": base})
+    except ValidationError as exc:
+        problems = [
+            {
+                "where": ".".join([where, *(str(part) for part in e["loc"])]),
+                "message": "unknown key"
+                if e["type"] == "unexpected_keyword_argument"
+                else e["msg"],
+            }
+            for e in exc.errors(include_url=False)
+        ]
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more problem(s))" if len(problems) > 1 else ""
+        raise ConfigError(
+            f"'{first['where']}': {first['message']}{more}",
+            section=where,
+            field=first["where"],
+            problems=problems,
+        ) from None
 
 
-def _coerce(value: Any, hint: Any, where: str, base: Path) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        non_none = [a for a in args if a is not type(None)]
-        return _coerce(value, non_none[0], where, base)
-    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
-        return build_dataclass(hint, value, where, base)
-    if hint is Path:
-        return _path(value, base)
-    if origin is Literal:
-        if value not in args:
-            raise ConfigError(f"'{where}' must be one of {list(args)}, got {value!r}")
-        return value
-    if origin is tuple:
-        if isinstance(value, str) or not isinstance(value, (list, tuple)):
-            raise ConfigError(f"'{where}' must be a list")
-        return tuple(value)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"'{where}' must be true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"'{where}' must be an integer, got {value!r}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"'{where}' must be a number, got {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"'{where}' must be a string, got {value!r}")
-        return value
-    if origin in (Mapping, dict) or hint is Mapping:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"'{where}' must be a mapping")
-        return dict(value)
-    return value
+@functools.cache
+def _adapter(kind: Any) -> Any:
+    import os
+
+    from pydantic import TypeAdapter
+
+    # pydantic looks for plugins in every installed distribution's entry points the
+    # first time it builds a validator (~50 ms); none has business with skillrt's own
+    # config schema, so that search is skipped unless the caller set the variable.
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ:
+        return TypeAdapter(kind)
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    try:
+        return TypeAdapter(kind)
+    finally:
+        del os.environ["PYDANTIC_DISABLE_PLUGINS"]

@@ -1,7 +1,10 @@
 """``SkillRuntime``: the one object that wires config, store, registry and the stages.
 
 The CLI and the MCP server only call this facade. Every stage is built lazily, so a
-caller that only lists skills never imports the router or an embedding model.
+caller that only lists skills never imports the router or an embedding model. The
+facade is the only place that wires stages: each service gets the narrow collaborators
+it uses (the registry, a resolver, a recording router, the store), never the facade,
+and each operation's options are declared once, next to the service that takes them.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from skillrt.config import LoaderLimits, RootConfig, RuntimeConfig
 from skillrt.skills.catalog import Catalog, render_catalog
@@ -21,11 +24,15 @@ from skillrt.store import Store, open_store
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from skillrt.dispatch.dispatcher import DispatchRequest, DispatchResult
     from skillrt.dispatch.edges import SkillEdge
+    from skillrt.dispatch.model import (
+        DispatchRequest,
+        DispatchResult,
+        RunSkillResult,
+        SkillDispatcher,
+    )
     from skillrt.dispatch.rules import RoutingRules
-    from skillrt.dispatch.run_skill import RunSkillResult
-    from skillrt.dispatch.service import DispatchService, OrchestrateResult
+    from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
     from skillrt.execution.base import Runner
@@ -33,14 +40,16 @@ if TYPE_CHECKING:
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.loading.report import LoadResult
-    from skillrt.orchestration.events import Checkpoint, Observer
-    from skillrt.orchestration.service import Workflows
+    from skillrt.orchestration.agents import PhaseAgents
+    from skillrt.orchestration.domains import DomainClassifier
+    from skillrt.orchestration.events import Observer
+    from skillrt.orchestration.service import ResumeOptions, StartOptions, Workflows
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
     from skillrt.routing.plan import RouteResult
     from skillrt.routing.router import Router
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
-    from skillrt.telemetry.writer import RouteEventWriter
+    from skillrt.telemetry.recording import RecordingRouter
     from skillrt.turns import TurnContext
 
 
@@ -86,8 +95,10 @@ class SkillRuntime:
         if store is None:
             store = open_store(self.config, persist=persist)
         self.store = store
-        self._events: RouteEventWriter | None = None
+        self._routing: RecordingRouter | None = None
         self._registry: SkillRegistry | None = None
+        self._workflows: Workflows | None = None
+        self._dispatch: DispatchService | None = None
         #: Told ``(what, done, total)`` while the router index reads new or changed skills
         #: and embeds their texts (the CLI draws a progress bar on a terminal).
         self.build_progress: Callable[[str, int, int], None] | None = None
@@ -253,59 +264,73 @@ class SkillRuntime:
     # -- composite skills: the six-step orchestration (seed 002) -----------------------
     def workflows(self) -> Workflows:
         """The orchestration service over this runtime's config, store and registry."""
-        from skillrt.orchestration.service import Workflows
+        if self._workflows is None:
+            from skillrt.orchestration.service import Workflows
 
-        service: Workflows | None = getattr(self, "_workflows", None)
-        if service is None:
-            service = Workflows(self.config, self.store, lambda: self.registry)
-            self._workflows = service
-        return service
+            self._workflows = Workflows(
+                self.config,
+                self.store,
+                lambda: self.registry,
+                agents=self._phase_agents,
+                classifier=self._domain_classifier,
+            )
+        return self._workflows
+
+    def _phase_agents(self) -> PhaseAgents:
+        """Each phase agent a delegated dispatch of the composite skill (seed 000)."""
+        from skillrt.orchestration.agents import DispatchedAgents
+
+        service = self.dispatch_service()
+        workflows = self.workflows()
+
+        def dispatcher(runner: Runner, timeout_s: float | None, run_id: str) -> SkillDispatcher:
+            return service.dispatcher(
+                runner,
+                environ=workflows.environ,
+                run_id=run_id,
+                keep_prompts=False,
+                timeout_s=timeout_s,
+                spill=False,
+            )
+
+        return DispatchedAgents(
+            self.registry, self.config, roles=service.roles(), dispatcher=dispatcher
+        )
+
+    def _domain_classifier(self) -> DomainClassifier:
+        """Step 2's classifier, on ``orchestration.embedding_backend`` (else routing's;
+        hashing when that is "none")."""
+        from skillrt.orchestration.domains import DomainClassifier
+        from skillrt.routing.embeddings import get_backend
+        from skillrt.routing.router import backend_options
+
+        orch = self.config.orchestration
+        name = orch.embedding_backend or self.config.routing.embedding_backend
+        if name == "none":
+            name = "hashing"
+        return DomainClassifier(
+            get_backend(name, **backend_options(name, self.config.routing)),
+            orch.domains or None,
+            temperature=orch.domain_temperature,
+            certain=orch.domain_certain,
+            probable=orch.domain_probable,
+        )
 
     def workflow_start(
-        self,
-        skill: str,
-        query: str,
-        *,
-        runner: Runner | None = None,
-        manual: bool = False,
-        domain: str | None = None,
-        memory_dir: Path | None = None,
-        learnings_dir: Path | None = None,
-        observer: Observer | None = None,
-        checkpoint: Checkpoint | None = None,
+        self, skill: str, query: str, **options: Unpack[StartOptions]
     ) -> WorkflowStatus:
-        """Run composite ``skill`` on ``query``: the six steps, each phase through ``runner``
-        (or, with ``manual=True``, issued to an outside agent and verified by
+        """Run composite ``skill`` on ``query``: the six steps, each phase through
+        ``runner`` (or, with ``manual=True``, issued to an outside agent and verified by
         :meth:`workflow_advance`). Raises (with ``run_id``) when the run blocks."""
-        return self.workflows().start(
-            skill,
-            query,
-            runner=runner,
-            manual=manual,
-            domain=domain,
-            memory_dir=memory_dir,
-            learnings_dir=learnings_dir,
-            observer=observer,
-            checkpoint=checkpoint,
-        )
+        return self.workflows().start(skill, query, **options)
 
     def workflow_status(self, run_id: str) -> WorkflowStatus:
         """FSM state, step outputs (seed 002's data contract), phases, memory files."""
         return self.workflows().status(run_id)
 
-    def workflow_resume(
-        self,
-        run_id: str,
-        *,
-        runner: Runner | None = None,
-        manual: bool = False,
-        observer: Observer | None = None,
-        checkpoint: Checkpoint | None = None,
-    ) -> WorkflowStatus:
+    def workflow_resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> WorkflowStatus:
         """Continue a stopped run from its saved state (its saved runner when none given)."""
-        return self.workflows().resume(
-            run_id, runner=runner, manual=manual, observer=observer, checkpoint=checkpoint
-        )
+        return self.workflows().resume(run_id, **options)
 
     def workflow_list(self, *, limit: int | None = None) -> builtins.list[RunSummary]:
         """Workflow runs, most recently updated first."""
@@ -377,66 +402,57 @@ class SkillRuntime:
     # -- dispatch and execution (seeds 000, 001 §10-13, §19) -----------------------------
     def dispatch_service(self) -> DispatchService:
         """The dispatch/execution service over this runtime (runners, plans, repair)."""
-        from skillrt.dispatch.service import DispatchService
+        if self._dispatch is None:
+            from skillrt.dispatch.service import DispatchService
 
-        service: DispatchService | None = getattr(self, "_dispatch_service", None)
-        if service is None:
-            service = DispatchService(self)
-            self._dispatch_service = service
-        return service
+            self._dispatch = DispatchService(
+                self.config,
+                registry=lambda: self.registry,
+                store=self.store,
+                resolver=lambda: self.invocation,
+                routing=self.routing,
+                env=self.env,
+            )
+        return self._dispatch
 
     def dispatch(
-        self,
-        request: DispatchRequest,
-        *,
-        runner: Runner | None = None,
-        environ: Mapping[str, str] | None = None,
+        self, request: DispatchRequest, **options: Unpack[DispatchOptions]
     ) -> DispatchResult:
         """Dispatch one skill (000 §5): header, guards, prompt, runner, sub-skills.
 
         ``runner`` defaults to ``execution`` config (dry-run unless set); ``environ`` is
-        the environment the runner's allowlist and prerequisite checks read.
+        the environment the runner's allowlist and prerequisite checks read; with
+        ``record=False`` nothing is recorded.
         """
-        return self.dispatch_service().dispatch(request, runner=runner, environ=environ)
+        return self.dispatch_service().dispatch(request, **options)
 
     def orchestrate(
         self,
         text: str,
         rules: RoutingRules | Path | str | None = None,
-        *,
-        runner: Runner | None = None,
-        environ: Mapping[str, str] | None = None,
+        **options: Unpack[DispatchOptions],
     ) -> OrchestrateResult:
         """Pick role + skill for a conversation from routing rules (or the router), then
         dispatch it (000 §8 orchestrate-skill)."""
-        return self.dispatch_service().orchestrate(text, rules, runner=runner, environ=environ)
+        return self.dispatch_service().orchestrate(text, rules, **options)
 
     def run(
-        self,
-        text: str,
-        *,
-        runner: Runner | None = None,
-        environ: Mapping[str, str] | None = None,
-        role: str | None = None,
+        self, text: str, *, role: str | None = None, **options: Unpack[DispatchOptions]
     ) -> RunResult:
         """The whole path: ``$`` mentions or the router -> plan -> dispatch -> result,
         with the 001 §10 fallback and ``requires_now`` sub-skills."""
-        return self.dispatch_service().run(text, runner=runner, environ=environ, role=role)
+        return self.dispatch_service().run(text, role=role, **options)
 
     def run_skill(
         self,
         skill: str,
         task: str,
         context: Mapping[str, Any] | None = None,
-        *,
-        runner: Runner | None = None,
-        environ: Mapping[str, str] | None = None,
+        **options: Unpack[DispatchOptions],
     ) -> RunSkillResult:
         """Delegate ``task`` to ``skill`` (001 §19): ``delegated`` or ``error``."""
         with self._span("skillrt.dispatch", {"skillrt.skill": skill}) as sp:
-            result = self.dispatch_service().run_skill(
-                skill, task, context, runner=runner, environ=environ
-            )
+            result = self.dispatch_service().run_skill(skill, task, context, **options)
             sp.set_attribute("skillrt.status", result.status)
             return result
 
@@ -492,6 +508,20 @@ class SkillRuntime:
             self._router_key = key
         return self._router
 
+    @property
+    def routing(self) -> RecordingRouter:
+        """:attr:`router`, each route's T1 event recorded (what :meth:`route` uses)."""
+        if self._routing is None:
+            from skillrt.telemetry.recording import RecordingRouter
+
+            self._routing = RecordingRouter(
+                lambda: self.router,
+                self.store,
+                self.config.telemetry,
+                record_query_text=self.config.routing.record_query_text,
+            )
+        return self._routing
+
     def route(
         self,
         query: str,
@@ -508,68 +538,19 @@ class SkillRuntime:
         ``record``: write the event (default: ``telemetry.enabled``); with False the
         caller records it (e.g. off the request path).
         """
-        surface = surface or "library"
-        attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
-        with self._span("skillrt.route", attrs) as sp:
-            router = self.router
-            result = router.route(
-                query,
-                history=history,
-                top_k=top_k,
-                candidates=candidates,
-                explain=explain,
-                surface=surface,
-            )
-            telemetry = self.config.telemetry
-            if telemetry.enabled if record is None else record:
-                writer = self._event_writer()
-                if writer is not None:  # a shared store: off the request path
-                    result = self._queue_event(writer, result, surface)
-                else:
-                    from skillrt.telemetry.recording import record_result
-
-                    result = record_result(
-                        self.store,
-                        result,
-                        surface=surface,
-                        model_id=router.index.model_id,
-                        record_query_text=router.config.record_query_text,
-                    )
-            sp.set_attribute("skillrt.route_id", result.route_id)
-            return result
-
-    def _event_writer(self) -> RouteEventWriter | None:
-        """The background writer of route events, for a store written over the network
-        (None: the event is written in the request)."""
-        if not self.store.background_writes:
-            return None
-        if self._events is None:
-            from skillrt.telemetry.writer import RouteEventWriter
-
-            self._events = RouteEventWriter(
-                self.store,
-                write_timeout_ms=self.config.telemetry.write_timeout_ms,
-                record_query_text=self.config.routing.record_query_text,
-                read_only=self.store.read_only,
-            )
-        return self._events
-
-    def _queue_event(
-        self, writer: RouteEventWriter, result: RouteResult, surface: str
-    ) -> RouteResult:
-        import dataclasses
-
-        from skillrt.telemetry.events import event_summary
-
-        event = writer.submit(result, surface=surface, model_id=self.router.index.model_id)
-        if event is None:
-            return result
-        summary = event_summary(event, recorded=False, queued=True)
-        return dataclasses.replace(result, events=(summary,))
+        return self.routing.route(
+            query,
+            history=history,
+            top_k=top_k,
+            candidates=candidates,
+            explain=explain,
+            surface=surface,
+            record=record,
+        )
 
     def flush_events(self, timeout_s: float = 10.0) -> bool:
         """Wait until queued route events are written (True when none is left)."""
-        return self._events.flush(timeout_s) if self._events is not None else True
+        return self._routing.flush_events(timeout_s) if self._routing is not None else True
 
     def turn_context(
         self,
@@ -633,9 +614,8 @@ class SkillRuntime:
 
     def close(self) -> None:
         """Write the queued route events, then close the store."""
-        if self._events is not None:
-            self._events.close()
-            self._events = None
+        if self._routing is not None:
+            self._routing.close()
         self.store.close()
 
     def __enter__(self) -> SkillRuntime:

@@ -1,6 +1,9 @@
-"""Turn result values (dataclasses, paths, enums) into JSON-ready data.
+"""The one JSON serializer: result values (dataclasses, paths, enums, errors) to JSON.
 
-Surfaces print what this returns; they never assemble JSON by hand.
+:func:`to_jsonable` turns a value into JSON-ready data (errors' ``to_dict`` uses it too);
+:func:`to_json` writes it as text. Surfaces print what these return; they never
+assemble JSON by hand. (The prompt hook's :mod:`skillrt.fastjson` only encodes data that
+is plain already, without importing :mod:`json`.)
 """
 
 from __future__ import annotations
@@ -53,6 +56,17 @@ def to_jsonable(value: Any) -> Any:
     if hasattr(value, "tolist"):  # numpy scalars and arrays, without importing numpy
         return to_jsonable(value.tolist())
     return str(value)
+
+
+def to_json(value: Any, *, indent: int | None = None) -> str:
+    """``value`` as JSON text (UTF-8 kept): compact, or indented by ``indent``."""
+    import json
+
+    data = to_jsonable(value)
+    if indent is not None:
+        return json.dumps(data, ensure_ascii=False, indent=indent)
+    # Compact is several times faster: the C encoder only runs without ``indent``.
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
 def from_jsonable(cls: type[T], data: Any) -> T:

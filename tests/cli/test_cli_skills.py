@@ -318,6 +318,7 @@ def test_flags_override_the_config(
         "roots:\n  - path: x\n    scope: galaxy\n",
         "roots:\n  - path: x\n    namespace: 'a:b'\n",
         "namespaces: [a, b]\n",
+        "limits:\n  allowed_extensions: [1, null]\n",
         "- not\n- a mapping\n",
         "roots: [unclosed\n",
     ],

@@ -1,13 +1,13 @@
 """Conformance: skills-ref 0.1.1's own test suite (40 tests) passes against skillrt.
 
-The sdist is downloaded once with pip and kept in pytest's cache folder
-(``.pytest_cache/d/skills-ref-0.1.1/``, gitignored), so reruns are offline. Its
-``tests/`` folder runs in a subprocess with ``adapter/`` first on ``PYTHONPATH``: the
-``skills_ref`` package there maps each function onto skillrt.
+The suite ships only in the sdist, which is fetched at install time, never here: ``.ci/run``
+downloads it (hash-pinned by ``.ci/skills-ref.txt``) into ``.ci/cache/``, where this test
+reads it offline. Its ``tests/`` folder runs in a subprocess with ``adapter/`` first on
+``PYTHONPATH``: the ``skills_ref`` package there maps each function onto skillrt.
 
-Set ``SKILLRT_SKILLS_REF_SDIST=/path/to/skills_ref-0.1.1.tar.gz`` to use a copy you
-already have; set ``SKILLRT_CONFORMANCE_REQUIRED=1`` (CI does) to fail rather than skip
-when the sdist cannot be downloaded.
+Without the sdist the test is skipped with the command that fetches it; set
+``SKILLRT_SKILLS_REF_SDIST=/path/to/skills_ref-0.1.1.tar.gz`` to use a copy kept elsewhere,
+and ``SKILLRT_CONFORMANCE_REQUIRED=1`` (CI does) to fail rather than skip.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ SDIST_NAME = f"skills_ref-{VERSION}.tar.gz"
 SDIST_SHA256 = "6b400ca6e0049be62dca0167ff943ba2745fd67efb37fbba4d0ee341fccd2695"
 EXPECTED_TESTS = 40
 ADAPTER = Path(__file__).resolve().parent / "adapter"
+REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.conformance
 
@@ -41,46 +42,27 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _cache_dir(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    cache = getattr(request.config, "cache", None)
-    if cache is not None:
-        return Path(cache.mkdir(f"skills-ref-{VERSION}"))
-    return tmp_path  # -p no:cacheprovider: download into the test's own folder
-
-
-def _sdist(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+def _sdist(request: pytest.FixtureRequest) -> Path:
     given = os.environ.get("SKILLRT_SKILLS_REF_SDIST")
     if given:
         path = Path(given)
         if not path.is_file():
             pytest.fail(f"SKILLRT_SKILLS_REF_SDIST={given} is not a file")
     else:
-        folder = _cache_dir(request, tmp_path)
-        path = folder / SDIST_NAME
-        if not path.is_file():
-            cmd = [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--no-binary",
-                ":all:",
-                "--no-deps",
-                "--disable-pip-version-check",
-                f"skills-ref=={VERSION}",
-                "-d",
-                str(folder),
-            ]
-            try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                _unavailable(f"cannot download skills-ref {VERSION} (no network?): {exc}")
-            if proc.returncode != 0 or not path.is_file():
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-                _unavailable(
-                    f"cannot download skills-ref {VERSION} from PyPI (no network?): "
-                    + " | ".join(tail)
-                )
+        places = [REPO / ".ci" / "cache" / SDIST_NAME]
+        cache = getattr(request.config, "cache", None)
+        if cache is not None:  # where an older checkout downloaded it
+            places.append(Path(cache.mkdir(f"skills-ref-{VERSION}")) / SDIST_NAME)
+        found = next((p for p in places if p.is_file()), None)
+        if found is None:
+            _unavailable(
+                f"the skills-ref {VERSION} sdist is not here (looked in {places[0]}); fetch it "
+                "with `python -m pip download --no-deps --no-binary :all: --require-hashes "
+                "-r .ci/skills-ref.txt -d .ci/cache` (.ci/run does) or set "
+                "SKILLRT_SKILLS_REF_SDIST"
+            )
+        assert found is not None
+        path = found
     digest = _sha256(path)
     assert digest == SDIST_SHA256, f"{path} is not the published skills-ref {VERSION} sdist"
     return path
@@ -104,7 +86,7 @@ def _extract_tests(sdist: Path, dest: Path) -> Path:
 def test_skills_ref_suite_passes_against_skillrt(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
-    tests = _extract_tests(_sdist(request, tmp_path), tmp_path / "sdist")
+    tests = _extract_tests(_sdist(request), tmp_path / "sdist")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ADAPTER), env.get("PYTHONPATH", "")) if p)
     env.pop("PYTEST_ADDOPTS", None)

@@ -313,3 +313,38 @@ def test_repair_cli_after_a_real_repair(
     code, data = cli("repair", "revert", attempt["attempt_id"])
     assert code == 0 and data["status"] == "reverted"
     assert script.read_text() == "print('v1')\n"
+
+
+def _recorded(db: Path) -> dict[str, int]:
+    """Rows of the tables a run records into (0 each when the file was never made)."""
+    import sqlite3
+
+    if not db.exists():
+        return {"route_events": 0, "executions": 0, "skill_stats": 0}
+    with sqlite3.connect(db) as conn:
+        return {
+            table: conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            for table in ("route_events", "executions", "skill_stats")
+        }
+
+
+def test_a_dry_run_records_nothing_unless_state_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    text = "The nightly build fails after the refactor: find the root cause before fixing anything"
+    for command in (["run", text], ["orchestrate", text], ["run-skill", "code-review", "look"]):
+        code = main(["--root", str(EXAMPLES), *command, "--dry-run", "--json"])
+        assert code == 0 and json.loads(capsys.readouterr().out)
+        assert _recorded(tmp_path / ".skillrt" / "state.db") == {
+            "route_events": 0,
+            "executions": 0,
+            "skill_stats": 0,
+        }, command
+    state = tmp_path / "given"
+    code = main(
+        ["--root", str(EXAMPLES), "--state", str(state), "run", text, "--dry-run", "--json"]
+    )
+    assert code == 0 and json.loads(capsys.readouterr().out)["source"] == "router"
+    recorded = _recorded(state / "state.db")
+    assert recorded["route_events"] == 1 and recorded["executions"] >= 1

@@ -7,10 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from skillrt.dispatch.dispatcher import DispatchRequest
-from skillrt.dispatch.errors import UnknownRole
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.dispatch.prompt import header_yaml_in
-from skillrt.errors import ConfigError, SkillDisabled, SkillNotFound, UsageError
+from skillrt.errors import ConfigError, SkillDisabled, SkillNotFound, UnknownRole, UsageError
 from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
 

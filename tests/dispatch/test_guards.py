@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.dispatch.dispatcher import DispatchRequest
 from skillrt.dispatch.guards import first_blocking_guard
 from skillrt.dispatch.header import Identity, Policy, RuntimeHeader, Trace
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.errors import (
     DepthLimitExceeded,
     EdgeNotExecutable,

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillrt.dispatch.dispatcher import DispatchRequest
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.execution.runners import DryRunRunner
 
 from .support import make_runtime

@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.dispatch.dispatcher import DispatchRequest
-from skillrt.dispatch.errors import UnknownRole
+from skillrt.dispatch.model import DispatchRequest
 from skillrt.dispatch.roles import DEFAULT_ROLES, RoleGuides
-from skillrt.errors import ConfigError
+from skillrt.errors import ConfigError, UnknownRole
 from skillrt.execution.runners import DryRunRunner
 
 from .support import make_runtime

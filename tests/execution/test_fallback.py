@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillrt.errors import RunnerError, SkillrtError
-from skillrt.execution.errors import IllegalTransition
+from skillrt.errors import IllegalTransition, RunnerError, SkillrtError
 from skillrt.execution.fallback import (
     FALLBACK_TRANSITIONS,
     PathMachine,

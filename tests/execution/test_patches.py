@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.execution.errors import PatchConflict, PatchNotFound, PatchRejected
+from skillrt.errors import PatchConflict, PatchNotFound, PatchRejected
 from skillrt.execution.patches import (
     FileChange,
     PatchBudget,

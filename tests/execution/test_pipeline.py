@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from skillrt.dispatch.service import forced_plan
 from skillrt.execution.pipeline import PlanSource
 from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
+from skillrt.loading.paths import FD_WALK
 from skillrt.routing.plan import ActivationPlan, PlannedSkill, RouteResult
 from skillrt.telemetry.stats import skill_stats
 
@@ -244,11 +246,11 @@ def test_mentions_that_need_the_user_stop_before_running(rt, tmp_path: Path) -> 
 def test_unknown_mention_is_ordinary_text_for_the_router(rt, monkeypatch) -> None:
     seen = []
 
-    def route(text: str) -> RouteResult:
+    def route(text: str, **_: object) -> RouteResult:
         seen.append(text)
         return RouteResult("r-9", text, forced_plan(("commit-messages",), {}), "why", ())
 
-    monkeypatch.setattr(rt, "route", route, raising=False)
+    monkeypatch.setattr(rt.routing, "route", route)
     result = rt.run("$nope-nothing write a message", runner=DryRunRunner(), environ=ENV)
     assert seen and result.source == "router" and result.route_id == "r-9"
     assert result.steps[0].path == "skill:commit-messages"
@@ -283,3 +285,33 @@ def test_persisted_store_keeps_the_run(make_skill, tmp_path: Path) -> None:
     rt2 = make_runtime(tmp_path / "skills", tmp=tmp_path, persist=True)
     rows = list_executions(rt2.store, run_id=result.run_id)
     assert [r["skill"] for r in rows] == ["solo-x"]
+
+
+_OPENED: list[str] | None = None
+
+
+def _watch_opens(event: str, args: tuple[object, ...]) -> None:
+    if event == "open" and _OPENED is not None and isinstance(args[0], str):
+        _OPENED.append(args[0])
+
+
+@pytest.mark.skipif(not FD_WALK, reason="the jail opens by descriptor only where supported")
+def test_a_mention_run_reads_skill_md_once_through_the_jail(make_skill, tmp_path: Path) -> None:
+    global _OPENED
+    make_skill("solo-x", body="# Solo\n\nDo the thing. Then stop.\n")
+    rt = make_runtime(tmp_path / "skills", tmp=tmp_path)
+    assert rt.registry.get("solo-x")  # discovery reads SKILL.md itself; the run starts after
+    sys.addaudithook(_watch_opens)  # hooks cannot be removed: this one only records in here
+    _OPENED = []
+    try:
+        result = rt.run("$solo-x go", runner=DryRunRunner(), environ=ENV)
+        opened, _OPENED = _OPENED, None
+    finally:
+        _OPENED = None
+    assert result.ok and result.source == "mention"
+    assert "Do the thing" in result.output  # the body reached the prompt
+    skill_md = [p for p in opened if Path(p).name == "SKILL.md"]
+    # Once, and by the jail's descriptor walk (a bare name under an opened folder); an
+    # open by full path would be a read around the loader.
+    assert skill_md == ["SKILL.md"], opened
+    rt.close()

@@ -104,7 +104,7 @@ def test_repair_table_is_the_seed_plus_two_early_stops() -> None:
 
 
 def test_repair_machine_rejects_other_moves() -> None:
-    from skillrt.execution.errors import IllegalTransition
+    from skillrt.errors import IllegalTransition
 
     m = StateMachine("repair", REPAIR_TRANSITIONS, "failure_detected", "p")
     with pytest.raises(IllegalTransition):

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from skillrt.config import ExecutionConfig
-from skillrt.errors import ConfigError, RunnerError
-from skillrt.execution.errors import RunnerTimeout
+from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.runners import (
     BASE_ENV,
     CommandRunner,

@@ -14,8 +14,7 @@ from typing import Any
 import pytest
 
 from skillrt.config import ExecutionConfig
-from skillrt.errors import ConfigError, RunnerError
-from skillrt.execution.errors import RunnerTimeout
+from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.runners import OpenAIRunner, build_runner
 
 

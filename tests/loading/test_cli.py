@@ -143,6 +143,7 @@ def test_read_full_spills_under_the_run_folder(
     code = main(["--root", str(tmp_path / "skills"), "read", "big", "references/ref.md",
                  "--no-spill", "--json"])  # fmt: skip
     out, _ = capsys.readouterr()
+    assert code == 0
     assert json.loads(out)["report"]["storage_ref"] is None
     code = main(["--root", str(tmp_path / "skills"), "read", "big", "references/ref.md",
                  "--run-id", "../evil", "--json"])  # fmt: skip

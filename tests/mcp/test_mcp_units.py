@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -174,3 +175,34 @@ def test_rwlock_writer_excludes_readers() -> None:
     for t in threads:
         t.join()
     assert order == ["w"] and inside == []
+
+
+_VALUES = st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.lists(st.text())
+
+
+@given(
+    tool=st.sampled_from(["route_skills", "activate_skill", "read_skill_resource", "run_skill"]),
+    args=st.dictionaries(
+        st.sampled_from(["query", "name", "path", "section", "skill", "task", "x"]), _VALUES
+    ),
+)
+def test_arguments_pass_exactly_when_the_published_schema_holds(
+    tool: str, args: dict[str, object]
+) -> None:
+    import jsonschema
+
+    spec = {s.name: s for s in tool_specs(["a"])}[tool]
+    schema = json.loads(json.dumps(spec.input_schema))
+    schema["properties"].get("name", {}).pop("enum", None)  # names are the runtime's to judge
+    fits = jsonschema.Draft202012Validator(schema).is_valid(args) and all(
+        not isinstance(v, str) or v.strip() or "minLength" not in schema["properties"][k]
+        for k, v in args.items()
+    )
+    try:
+        checked = check_arguments(spec, args)
+    except UsageError as exc:
+        assert not fits, exc.to_dict()
+        assert exc.tool == tool and (exc.argument or exc.arguments or exc.message)
+        return
+    assert fits
+    assert set(checked) >= set(args)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from skillrt.errors import WorkflowConfigError
 from skillrt.orchestration.domains import (
     DEFAULT_DOMAINS,
     DomainClassifier,
     confidence_label,
 )
-from skillrt.orchestration.errors import WorkflowConfigError
 from skillrt.routing.embeddings import get_backend
 
 from .domain_queries import Q

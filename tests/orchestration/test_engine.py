@@ -14,17 +14,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillrt.errors import RunnerError, SkillrtError, UsageError
-from skillrt.execution.base import RunnerResult
-from skillrt.orchestration.errors import (
-    IllegalTransition,
+from skillrt.errors import (
     MemoryPathEscape,
     MemoryVerificationFailed,
     PhaseRunFailed,
+    RunnerError,
+    SkillrtError,
+    UsageError,
     WorkflowConfigError,
+    WorkflowIllegalTransition,
     WorkflowNotFound,
     WorkflowRunnerRequired,
 )
+from skillrt.execution.base import RunnerResult
 from skillrt.orchestration.events import COMPLETE_MARKER, WorkflowEvent
 from skillrt.runtime import SkillRuntime
 
@@ -325,9 +327,9 @@ def test_manual_mode_is_driven_by_advance(runtime: SkillRuntime) -> None:
         runtime.workflow_advance(run_id, "plan")
     assert exc.value.context["reason"] == "missing" and exc.value.context["run_id"] == run_id
     assert runtime.workflow_status(run_id).state == "triggering_agents"  # still waiting
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "build")  # out of order
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "nope")
 
     for phase in ("plan", "build", "check"):
@@ -338,7 +340,7 @@ def test_manual_mode_is_driven_by_advance(runtime: SkillRuntime) -> None:
         events.clear()
         status = runtime.workflow_advance(run_id, phase, observer=events.append)
     assert status.state == "completed" and events[-1].directive == COMPLETE_MARKER
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         runtime.workflow_advance(run_id, "check")
     # resume on a completed run changes nothing
     assert runtime.workflow_resume(run_id).transitions == status.transitions
@@ -358,7 +360,7 @@ def test_advance_before_step_5_is_illegal(runtime: SkillRuntime) -> None:
             "mini-flow", QUERY, runner=InstantRunner(), checkpoint=crash_at("step:4")
         )
     run_id = only_run(runtime)
-    with pytest.raises(IllegalTransition, match="has not started"):
+    with pytest.raises(WorkflowIllegalTransition, match="has not started"):
         runtime.workflow_advance(run_id, "plan")
 
 
@@ -573,7 +575,7 @@ def test_manual_mode_under_any_sequence_of_actions(ops: list[tuple[Any, ...]]) -
                     rt.workflow_advance(run_id, op[1])
                 else:
                     rt.workflow_resume(run_id)
-            except (MemoryVerificationFailed, IllegalTransition):
+            except (MemoryVerificationFailed, WorkflowIllegalTransition):
                 after = rt.workflow_status(run_id)
                 assert after.transitions == before.transitions  # refused: nothing moved
             now = rt.workflow_status(run_id)
@@ -608,3 +610,44 @@ def test_the_bundled_example_learnings_reach_every_phase(
     text = (learnings / "technical.md").read_text(encoding="utf-8")
     assert text.startswith("# Technical domain learnings")  # hand-written notes kept
     assert f"_(task {done.task_id}, phase verification)_" in text
+
+
+def test_seed_002s_own_phases_run_on_the_role_guide_and_the_skill_body(
+    runtime: SkillRuntime, skills_dir: Path, tmp_path: Path
+) -> None:
+    # Seed 002's data contract: each phase names only its id and its agent.
+    config = {
+        "name": "develop-project",
+        "phases": [
+            {"id": "clarification", "agent": "clarification"},
+            {"id": "research", "agent": "explorer"},
+        ],
+    }
+    folder = write_composite(skills_dir, "develop-project", config=config)
+    (folder / "SKILL.md").write_text(
+        "---\nname: develop-project\ndescription: Clarify, then research a project.\n---\n"
+        "# Develop a project\n\nClarify the goal first; then research the codebase.\n",
+        encoding="utf-8",
+    )
+    runtime.refresh()
+    runner = InstantRunner()
+    done = runtime.workflow_start("develop-project", QUERY, runner=runner)
+    assert done.complete
+    contract = runtime.workflow_status(done.run_id).steps["3"]["skill_config"]["phases"]
+    assert [(p["id"], p["agent"], p["instructions"]) for p in contract] == [
+        ("clarification", "clarification", None),
+        ("research", "explorer", None),
+    ]
+    for phase, role in (("clarification", "fixer"), ("research", "explorer")):
+        prompt = runner.prompts[phase]
+        assert f'<role-guide role="{role}">' in prompt  # its agent's role guide
+        assert "Clarify the goal first; then research the codebase." in prompt  # the body
+        assert "gives this phase no instructions of its own" in prompt
+    # Started from its folder (outside the registry), the body still reaches the agent.
+    other = write_composite(
+        tmp_path / "elsewhere", "loose-flow", config={**config, "name": "loose-flow"}
+    )
+    runner = InstantRunner()
+    done = runtime.workflow_start(str(other), QUERY, runner=runner)
+    assert done.complete
+    assert "# loose-flow" in runner.prompts["clarification"]

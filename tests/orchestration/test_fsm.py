@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from skillrt.orchestration.errors import IllegalTransition
+from skillrt.errors import WorkflowIllegalTransition
 from skillrt.orchestration.fsm import (
     PHASE_TRANSITIONS,
     RUN_TRANSITIONS,
@@ -56,30 +56,30 @@ def test_run_transitions_not_in_the_table_raise(a: RunState, b: RunState) -> Non
     if b in RUN_TRANSITIONS[a]:
         check_run(a, b, blocked_from=b if a is RunState.BLOCKED else None)
         return
-    with pytest.raises(IllegalTransition) as exc:
+    with pytest.raises(WorkflowIllegalTransition) as exc:
         check_run(a, b, run_id="wf-x")
     assert exc.value.code == "E_WORKFLOW_ILLEGAL_TRANSITION"
     assert exc.value.context["from_state"] == a and exc.value.context["to_state"] == b
 
 
 def test_skipping_or_reordering_steps_is_illegal() -> None:
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.CREATED, RunState.DOMAIN_CLASSIFIED)  # skip step 1
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.MEMORY_CREATED, RunState.AGENTS_TRIGGERED)  # skip the phases
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.SKILL_READ, RunState.DOMAIN_CLASSIFIED)  # go back
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.COMPLETED, RunState.CREATED)  # terminal
 
 
 def test_blocked_resumes_only_where_it_stopped() -> None:
     check_run(RunState.BLOCKED, RunState.SKILL_READ, blocked_from=RunState.SKILL_READ)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.BLOCKED, RunState.MEMORY_CREATED, blocked_from=RunState.SKILL_READ)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_run(RunState.BLOCKED, RunState.COMPLETED, blocked_from=RunState.AGENTS_TRIGGERED)
-    with pytest.raises(IllegalTransition):  # nowhere to return to
+    with pytest.raises(WorkflowIllegalTransition):  # nowhere to return to
         check_run(RunState.BLOCKED, RunState.SKILL_READ)
 
 
@@ -88,37 +88,37 @@ def test_phase_transitions_not_in_the_table_raise(a: PhaseState, b: PhaseState) 
     if b in PHASE_TRANSITIONS[a]:
         check_phase(a, b)
         return
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_phase(a, b, phase_id="p")
 
 
 def test_a_verified_phase_never_runs_again() -> None:
     assert PHASE_TRANSITIONS[PhaseState.VERIFIED] == frozenset()
-    with pytest.raises(IllegalTransition, match="never runs again"):
+    with pytest.raises(WorkflowIllegalTransition, match="never runs again"):
         check_phase(PhaseState.VERIFIED, PhaseState.RUNNING)
 
 
 def test_phase_order() -> None:
     phases = [("a", PhaseState.VERIFIED), ("b", PhaseState.PENDING), ("c", PhaseState.PENDING)]
     check_phase_order(phases, 1)
-    with pytest.raises(IllegalTransition, match="before 'b' is verified"):
+    with pytest.raises(WorkflowIllegalTransition, match="before 'b' is verified"):
         check_phase_order(phases, 2)
     started_late = [("a", PhaseState.PENDING), ("b", PhaseState.RUNNING)]
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_phase_order(started_late, 0)
 
 
 def test_step_outputs_follow_the_data_contract() -> None:
     check_step_output(1, {"task_id": "0123456789ab"})
     for bad in ("0123456789a", "0123456789abc", "0123456789AB", "0123-5678-ab"):
-        with pytest.raises(IllegalTransition):
+        with pytest.raises(WorkflowIllegalTransition):
             check_step_output(1, {"task_id": bad})
     check_step_output(2, {"domain": "technical", "confidence": "CERTAIN"})
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         check_step_output(2, {"domain": "technical", "confidence": "sure"})
-    with pytest.raises(IllegalTransition, match="skill_config"):
+    with pytest.raises(WorkflowIllegalTransition, match="skill_config"):
         check_step_output(3, {})
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         step(7)
 
 

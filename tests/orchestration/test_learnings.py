@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.orchestration.errors import MemoryPathEscape
+from skillrt.errors import MemoryPathEscape
 from skillrt.orchestration.learnings import (
     Learning,
     extract_learnings,

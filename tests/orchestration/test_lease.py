@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import StoreSpec
 
 from skillrt.config import OrchestrationConfig
-from skillrt.orchestration.errors import WorkflowBusy, WorkflowLeaseLost
+from skillrt.errors import WorkflowBusy, WorkflowLeaseLost
 from skillrt.orchestration.fsm import PhaseState
 from skillrt.orchestration.state import LeaseKeeper, WorkflowStore
 from skillrt.runtime import SkillRuntime

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skillrt.atomic import atomic_write_text
-from skillrt.orchestration.errors import MemoryPathEscape, MemoryVerificationFailed
+from skillrt.errors import MemoryPathEscape, MemoryVerificationFailed
 from skillrt.orchestration.memory import COMPLETION_LINE, MemoryFolder
 
 TASK = "0123456789ab"

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillrt.orchestration.errors import MemoryPathEscape, WorkflowConfigError
+from skillrt.errors import MemoryPathEscape, WorkflowConfigError
 from skillrt.orchestration.spec import (
     DEFAULT_CONTEXT,
     WorkflowSpec,
@@ -155,3 +155,18 @@ def test_any_agent_name_is_either_a_plain_name_or_rejected(agent: str) -> None:
     name = spec.phases[0].memory_file_name("0123456789ab")
     assert "/" not in name and "\\" not in name and ".." not in name.split("-")
     assert Path(name).name == name
+
+
+def test_a_phase_needs_only_its_id_and_agent() -> None:
+    spec = parse_workflow_spec(
+        {
+            "name": "develop-project",
+            "phases": [
+                {"id": "clarification", "agent": "clarification"},
+                {"id": "research", "agent": "research", "instructions": None},
+            ],
+        }
+    )
+    assert [p.instructions for p in spec.phases] == [None, None]
+    again = type(spec).from_dict(spec.to_dict())
+    assert again.phases == spec.phases

@@ -12,8 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillrt.errors import StoreConflict
-from skillrt.orchestration.errors import IllegalTransition, WorkflowBusy, WorkflowNotFound
+from skillrt.errors import StoreConflict, WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound
 from skillrt.orchestration.fsm import PhaseState, RunState
 from skillrt.orchestration.state import WorkflowStore, current_owner, owner_alive
 from skillrt.store.sqlite import Store
@@ -116,12 +115,12 @@ def test_each_transition_is_one_numbered_row(ws: WorkflowStore) -> None:
 
 def test_steps_cannot_be_skipped_or_repeated(ws: WorkflowStore) -> None:
     run = new_run(ws)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.complete_step(run, 2, {"domain": "technical", "confidence": "CERTAIN"})
     ws.complete_step(run, 1, {"task_id": TASK}, task_id=TASK)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.complete_step(run, 1, {"task_id": TASK})
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.begin_agents(run)
     assert ws.load(run).state is RunState.TASK_ID_GENERATED
     assert len(ws.transitions(run)) == 2  # nothing half-written by the refused moves
@@ -130,20 +129,20 @@ def test_steps_cannot_be_skipped_or_repeated(ws: WorkflowStore) -> None:
 def test_phases_in_order_and_step5_needs_all_verified(ws: WorkflowStore) -> None:
     run = new_run(ws)
     to_agents(ws, run)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.phase_transition(run, "b", PhaseState.RUNNING)  # a first
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.phase_transition(run, "a", PhaseState.VERIFIED)  # pending -> verified
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.phase_transition(run, "zz", PhaseState.RUNNING)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.complete_step(run, 5, {"phases_completed": []})
     for p in ("a", "b"):
         ws.phase_transition(run, p, PhaseState.RUNNING)
         ws.phase_transition(run, p, PhaseState.VERIFIED)
-    with pytest.raises(IllegalTransition):
+    with pytest.raises(WorkflowIllegalTransition):
         ws.phase_transition(run, "a", PhaseState.RUNNING)  # verified never runs again
-    with pytest.raises(IllegalTransition, match="have no output"):
+    with pytest.raises(WorkflowIllegalTransition, match="have no output"):
         # step 6 validates that steps 1-5 are all recorded
         ws.store.connection().execute(
             "UPDATE workflow_runs SET state = 'agents_triggered' WHERE run_id = ?", (run,)
@@ -254,7 +253,7 @@ def test_no_sequence_of_moves_breaks_the_order(ops: list[tuple[str, Any]]) -> No
                 ws.block(run, {"code": "E_X", "message": "x"})
             else:
                 ws.unblock(run)
-        except IllegalTransition:
+        except WorkflowIllegalTransition:
             after = ws.load(run)
             assert (after.state, after.seq, after.steps, after.phases) == (
                 before.state,

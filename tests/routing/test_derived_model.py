@@ -94,7 +94,10 @@ def test_the_derived_model_is_fused(cache: Path) -> None:
 
 
 def test_a_failing_fuser_keeps_the_unfused_graph(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, original: OnnxMiniLMBackend
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    original: OnnxMiniLMBackend,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     import onnx
     import onnxruntime.transformers.optimizer as optimizer
@@ -103,7 +106,13 @@ def test_a_failing_fuser_keeps_the_unfused_graph(
         raise ValueError("fuser fell over")
 
     monkeypatch.setattr(optimizer, "optimize_model", broken)
-    data, _ = dynamic_int8_model(default_model_path().read_bytes(), MODEL_SHA256, tmp_path)
+    with caplog.at_level("WARNING", logger="skillrt.routing.embeddings"):
+        data, _ = dynamic_int8_model(default_model_path().read_bytes(), MODEL_SHA256, tmp_path)
+    # The fallback is not silent: the log says it happened and why.
+    assert any(
+        "unfused" in r.getMessage() and "ValueError: fuser fell over" in r.getMessage()
+        for r in caplog.records
+    ), caplog.records
     ops = {node.op_type for node in onnx.load_from_string(data).graph.node}
     assert "SkipLayerNormalization" not in ops and "MatMulInteger" in ops
     fast = OnnxMiniLMBackend(cache_dir=tmp_path, num_threads=1)

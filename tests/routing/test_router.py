@@ -225,11 +225,36 @@ def test_the_router_itself_never_records() -> None:
     store.close()
 
 
-@pytest.mark.parametrize("top_k", [1, 3, 10])
-def test_top_k_bounds_selection_not_ranking(top_k: int) -> None:
-    result = router().route("git rebase", top_k=top_k)
-    assert len(result.candidates) >= 1
-    assert result.plan.names == ("git-helper",)
+#: Two skills fit "rebase my git branch" without a trigger; branch-sync ranks second.
+_REBASE = [
+    make("rebase-helper", "Rebase a git branch onto main and resolve rebase conflicts."),
+    make("branch-sync", "Sync a git branch with upstream by rebase or merge."),
+]
+
+
+@pytest.mark.parametrize(
+    ("config_k", "top_k", "outside"),
+    [(3, 1, True), (1, 2, False), (1, None, True), (3, None, False), (3, 10, False)],
+)
+def test_top_k_bounds_selection_not_ranking(
+    config_k: int, top_k: int | None, outside: bool
+) -> None:
+    # A trigger selects whatever top_k is.
+    assert router().route("git rebase", top_k=top_k).plan.names == ("git-helper",)
+    # Without one, only the semantic top-k may be selected: branch-sync passes the
+    # threshold but is second, so top_k (else the config's semantic_top_k) decides.
+    cfg = dataclasses.replace(CFG, selection_threshold=0.3, semantic_top_k=config_k)
+    r = router(catalogue() + _REBASE, cfg)
+    result = r.route("rebase my git branch", top_k=top_k)
+    second = cand(result, "branch-sync")
+    assert (second.reason == "outside the semantic top-k") is outside, second
+    assert second.status == ("below_threshold" if outside else "covered")
+    assert result.plan.names == ("rebase-helper",)
+    # The ranking and the scores never depend on it.
+    widest = r.route("rebase my git branch", top_k=len(_REBASE) + 5)
+    assert [(c.name, c.score.total) for c in result.candidates] == [
+        (c.name, c.score.total) for c in widest.candidates
+    ]
 
 
 @pytest.mark.parametrize(
@@ -249,3 +274,27 @@ def test_empty_catalogue_gives_no_skill() -> None:
         result = r.route("code review")
         assert result.plan.no_skill and result.candidates == ()
         assert "no candidate was recalled" in result.routing_reason
+
+
+def test_stats_a_store_cannot_give_are_skipped_but_a_bug_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import skillrt.telemetry.stats as stats
+    from skillrt.errors import StoreUnavailable
+    from skillrt.telemetry.events import TelemetryWarning
+
+    r = router(config=RoutingConfig(use_stats=True), store=Store(MEMORY))
+
+    def unreachable(*_: object) -> object:
+        raise StoreUnavailable("the server went away", retryable=True)
+
+    monkeypatch.setattr(stats, "skill_stats", unreachable)
+    with pytest.warns(TelemetryWarning, match="skill stats unavailable"):
+        assert r.route("please do a code review").plan.names == ("code-review",)
+
+    def bug(*_: object) -> object:
+        raise TypeError("a bug in the stats code")
+
+    monkeypatch.setattr(stats, "skill_stats", bug)
+    with pytest.raises(TypeError, match="a bug"):
+        r.route("please do a code review")

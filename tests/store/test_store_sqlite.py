@@ -89,10 +89,13 @@ def test_threads_have_their_own_connections_and_writes_do_not_collide(tmp_path: 
     store.connection()
     errors: list[BaseException] = []
     conns: set[int] = set()
+    held: list[object] = []  # a finished thread's connection must not free its id for reuse
 
     def work(i: int) -> None:
         try:
-            conns.add(id(store.connection()))
+            conn = store.connection()
+            held.append(conn)
+            conns.add(id(conn))
             for j in range(20):
                 skill_state.set_enabled(store, f"s{i}-{j}", j % 2 == 0)
         except BaseException as exc:  # pragma: no cover - reported below

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
-    from skillrt.config import RuntimeConfig
+    from skillrt.config import RootConfig, RuntimeConfig
     from skillrt.runtime import SkillRuntime
+    from skillrt.store.base import Store
 
 #: Command modules, in help order. A module that fails to import is reported, not fatal.
 COMMAND_MODULES = (
@@ -41,7 +41,7 @@ Handler = Callable[["CliContext"], int]
 
 @dataclass
 class CliContext:
-    """Parsed arguments plus the lazily built runtime."""
+    """Parsed arguments plus the one runtime every command uses, built on first use."""
 
     args: argparse.Namespace
     _runtime: SkillRuntime | None = field(default=None, repr=False)
@@ -62,39 +62,68 @@ class CliContext:
 
     @property
     def runtime(self) -> SkillRuntime:
+        """The command's runtime (``open_runtime()`` with the flags' settings, unless the
+        command opened it with its own)."""
         if self._runtime is None:
-            from skillrt.cli.settings import flag_roots
-            from skillrt.runtime import SkillRuntime
-
-            roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
-            self._runtime = SkillRuntime(self.config(), roots=roots)
-            if sys.stderr.isatty():
-                from skillrt.cli.output import ProgressBar
-
-                self._runtime.build_progress = ProgressBar().build
+            return self.open_runtime()
         return self._runtime
+
+    def open_runtime(
+        self,
+        *,
+        config: RuntimeConfig | None = None,
+        roots: Sequence[Path | RootConfig] | None = None,
+        store: Store | None = None,
+        catalogs: Sequence[str] = (),
+        catalog_base: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> SkillRuntime:
+        """Build :attr:`runtime` with a command's own settings, before anything uses it.
+
+        ``config`` defaults to the file and flags' (:meth:`config`), ``roots`` to the
+        ``--root`` flags; the rest are :class:`~skillrt.runtime.SkillRuntime`'s options.
+        Closed by :func:`main` whatever happens.
+        """
+        if self._runtime is not None:
+            raise RuntimeError("the runtime is already open; open it before first use")
+        from skillrt.cli.settings import flag_roots
+        from skillrt.runtime import SkillRuntime
+
+        if roots is None:
+            roots = flag_roots(getattr(self.args, "root", None), Path.cwd())
+        runtime = SkillRuntime(
+            config or self.config(),
+            roots=roots,
+            store=store,
+            catalogs=catalogs,
+            catalog_base=catalog_base,
+            env=env,
+        )
+        self._runtime = runtime
+        if sys.stderr.isatty():
+            from skillrt.cli.output import ProgressBar
+
+            runtime.build_progress = ProgressBar().build
+        return runtime
 
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
         """Print ``data`` as one JSON document with --json, else the human rendering."""
         if self.json:
-            from skillrt.serialize import to_jsonable
-
-            sys.stdout.write(dump_json(to_jsonable(data)) + "\n")
+            sys.stdout.write(dump_json(data) + "\n")
             return
         text = human() if callable(human) else human
         if text is None:
-            from skillrt.serialize import to_jsonable
+            from skillrt.serialize import to_json
 
-            text = json.dumps(to_jsonable(data), ensure_ascii=False, indent=2)
+            text = to_json(data, indent=2)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
 
 
 def dump_json(data: Any) -> str:
-    """Indented for a person at a terminal; compact (and several times faster: the C
-    encoder only runs without ``indent``) when piped to a program."""
-    if sys.stdout.isatty():
-        return json.dumps(data, ensure_ascii=False, indent=2)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    """``data`` as JSON: indented for a person at a terminal, compact when piped."""
+    from skillrt.serialize import to_json
+
+    return to_json(data, indent=2 if sys.stdout.isatty() else None)
 
 
 def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -174,12 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def error_payload(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, **extra}}
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    from skillrt.errors import SkillrtError, UsageError
+    from skillrt.errors import InternalError, Interrupted, SkillrtError, UsageError
 
     parser = build_parser()
     arg_list = list(sys.argv[1:] if argv is None else argv)
@@ -187,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(arg_list)
     except UsageExit as exc:
         if "--json" in arg_list:
-            sys.stdout.write(dump_json(error_payload("E_USAGE", exc.message)) + "\n")
+            sys.stdout.write(dump_json({"error": UsageError(exc.message).to_dict()}) + "\n")
         else:
             exc.parser.print_usage(sys.stderr)
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
@@ -208,14 +233,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(ctx, exc.to_dict())
         return 1
     except KeyboardInterrupt:
-        _report(ctx, {"code": "E_INTERRUPTED", "message": "interrupted"})
+        _report(ctx, Interrupted("interrupted").to_dict())
         return 130
     except BrokenPipeError:
         return 1
     except Exception as exc:  # never a traceback for users; SKILLRT_DEBUG=1 shows it
         if os.environ.get("SKILLRT_DEBUG"):
             raise
-        _report(ctx, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
+        _report(ctx, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
         return 1
     finally:
         if ctx._runtime is not None:

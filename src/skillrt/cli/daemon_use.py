@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillrt.errors import SkillrtError
+from skillrt.errors import RemoteError
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
@@ -73,15 +73,3 @@ def ask_daemon(ctx: CliContext, op: str, args: dict[str, Any]) -> Any | None:
         return None
     except DaemonError as exc:
         raise RemoteError(exc.data) from None
-
-
-class RemoteError(SkillrtError):
-    """An error the daemon answered with, re-raised with its code and fields."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        fields = {k: v for k, v in data.items() if k not in ("code", "message")}
-        super().__init__(str(data.get("message", "daemon error")), **fields)
-        self.remote_code = str(data.get("code", "E_DAEMON"))
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "code": self.remote_code}

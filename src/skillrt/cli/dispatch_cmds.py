@@ -6,6 +6,9 @@ variable named by ``execution.api_key_env``), ``--dry-run`` (print the assembled
 prompts; no model). This module is the only place that reads the environment for
 them: the runner gets PATH, HOME, LANG, TERM, TMPDIR and ``execution.pass_env``.
 
+A dry run records nothing (no route event, no execution rows, no stats) unless
+``--state`` names the state explicitly.
+
 Exit status: 0 when the request succeeded, 1 when it failed or needs the user's input
 (``status`` in the JSON says which), 2 for bad usage.
 """
@@ -19,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
-    from skillrt.dispatch.dispatcher import DispatchResult
-    from skillrt.dispatch.service import RunnerSpec
+    from skillrt.dispatch.model import DispatchResult
+    from skillrt.dispatch.service import DispatchOptions, DispatchService
     from skillrt.execution.pipeline import RunResult, StepResult
 
 
@@ -147,27 +150,40 @@ def _repair_help(parser: argparse.ArgumentParser) -> Any:
 
 
 # -- helpers ---------------------------------------------------------------------------
-def _spec(ctx: CliContext) -> RunnerSpec:
+def _open(ctx: CliContext) -> tuple[DispatchService, DispatchOptions]:
+    """Open the runtime (``--timeout`` applied to its config) and build the runner.
+
+    The options carry the runner, the process environment, and whether to record: a dry
+    run records nothing unless ``--state`` was given.
+    """
     from skillrt.dispatch.service import RunnerSpec
 
     a = ctx.args
+    config = ctx.config()
     if a.timeout is not None:
-        rt = ctx.runtime
-        rt.config = rt.config.replace_section(
-            execution=dataclasses.replace(rt.config.execution, timeout_s=a.timeout)
+        config = config.replace_section(
+            execution=dataclasses.replace(config.execution, timeout_s=a.timeout)
         )
-    runner = a.runner
+    service = ctx.open_runtime(config=config).dispatch_service()
     api_key = None
-    if (runner or ctx.runtime.config.execution.runner) == "openai":
-        api_key = os.environ.get(ctx.runtime.config.execution.api_key_env) or None
-    return RunnerSpec(
-        runner=runner,
+    if (a.runner or config.execution.runner) == "openai":
+        api_key = os.environ.get(config.execution.api_key_env) or None
+    spec = RunnerSpec(
+        runner=a.runner,
         runner_cmd=a.runner_cmd,
         base_url=a.base_url,
         model=a.model,
         api_key=api_key,
         dry_run=bool(a.dry_run),
     )
+    runner = service.build_runner(spec, environ=os.environ)
+    record = not runner.dry_run or bool(getattr(a, "state", None))
+    return service, {"runner": runner, "environ": os.environ, "record": record}
+
+
+def _dry(options: DispatchOptions) -> bool:
+    runner = options.get("runner")
+    return runner is not None and runner.dry_run
 
 
 def _split(value: str | None) -> tuple[str, ...]:
@@ -209,10 +225,10 @@ def _prompts(result: DispatchResult) -> list[str]:
     return out
 
 
-def _dispatch_human(result: DispatchResult) -> str:
+def _dispatch_human(result: DispatchResult, *, prompts: bool) -> str:
     lines = [f"Request {result.request_id}  runner: {result.runner}"]
     lines.extend(_tree(result))
-    if result.runner == "dry-run":
+    if prompts:
         lines.extend(_prompts(result))
     else:
         lines.append("Output:")
@@ -222,11 +238,10 @@ def _dispatch_human(result: DispatchResult) -> str:
 
 # -- handlers --------------------------------------------------------------------------
 def cmd_dispatch(ctx: CliContext) -> int:
-    from skillrt.dispatch.dispatcher import DispatchRequest
+    from skillrt.dispatch.model import DispatchRequest
 
     a = ctx.args
-    service = ctx.runtime.dispatch_service()
-    runner = service.build_runner(_spec(ctx), environ=os.environ)
+    service, options = _open(ctx)
     request = DispatchRequest(
         skill=a.skill,
         prompt=a.prompt,
@@ -239,23 +254,22 @@ def cmd_dispatch(ctx: CliContext) -> int:
         request_id=a.request_id,
         follow_edges=False if a.no_follow else None,
     )
-    result = service.dispatch(request, runner=runner, environ=os.environ)
-    ctx.emit(result, lambda: _dispatch_human(result))
+    result = service.dispatch(request, **options)
+    ctx.emit(result, lambda: _dispatch_human(result, prompts=_dry(options)))
     return 0 if result.ok else 1
 
 
 def cmd_orchestrate(ctx: CliContext) -> int:
     a = ctx.args
-    service = ctx.runtime.dispatch_service()
-    runner = service.build_runner(_spec(ctx), environ=os.environ)
-    result = service.orchestrate(a.text, a.rules, runner=runner, environ=os.environ)
+    service, options = _open(ctx)
+    result = service.orchestrate(a.text, a.rules, **options)
 
     def human() -> str:
         head = (
             f"Picked role {result.role}, skill {result.skill or '(none)'} "
             f"by {result.source}: {result.reason}"
         )
-        return head + "\n" + _dispatch_human(result.dispatch)
+        return head + "\n" + _dispatch_human(result.dispatch, prompts=_dry(options))
 
     ctx.emit(result, human)
     return 0 if result.dispatch.ok else 1
@@ -284,7 +298,7 @@ def _step_human(i: int, n: int, step: StepResult) -> list[str]:
     return lines
 
 
-def _run_human(result: RunResult) -> str:
+def _run_human(result: RunResult, *, prompts: bool) -> str:
     plan = result.plan
     names = ", ".join(" + ".join(g) for g in plan.groups) or "(no skill)"
     lines = [
@@ -297,7 +311,7 @@ def _run_human(result: RunResult) -> str:
         lines.append(f"  fallback: {' -> '.join(plan.fallback_path)}")
     for i, step in enumerate(result.steps, 1):
         lines.extend(_step_human(i, len(result.steps), step))
-    if result.runner == "dry-run":
+    if prompts:
         for step in result.steps:
             for d in step.dispatches:
                 lines.extend(_prompts(d))
@@ -313,10 +327,9 @@ def _run_human(result: RunResult) -> str:
 
 def cmd_run(ctx: CliContext) -> int:
     a = ctx.args
-    service = ctx.runtime.dispatch_service()
-    runner = service.build_runner(_spec(ctx), environ=os.environ)
-    result = service.run(a.text, runner=runner, environ=os.environ, role=a.role)
-    ctx.emit(result, lambda: _run_human(result))
+    service, options = _open(ctx)
+    result = service.run(a.text, role=a.role, **options)
+    ctx.emit(result, lambda: _run_human(result, prompts=_dry(options)))
     return 0 if result.ok else 1
 
 
@@ -336,12 +349,11 @@ def cmd_run_skill(ctx: CliContext) -> int:
         skill, task = call.skill, call.task
     if not skill or not task:
         raise UsageError("run-skill needs SKILL and TASK (or --text)")
-    service = ctx.runtime.dispatch_service()
-    runner = service.build_runner(_spec(ctx), environ=os.environ)
+    service, options = _open(ctx)
     context: dict[str, Any] = {"call_chain": list(_split(a.call_chain))}
     if a.role:
         context["role"] = a.role
-    result = service.run_skill(skill, task, context, runner=runner, environ=os.environ)
+    result = service.run_skill(skill, task, context, **options)
 
     def human() -> str:
         lines = [
@@ -352,7 +364,7 @@ def cmd_run_skill(ctx: CliContext) -> int:
         if result.error:
             lines.append(f"  error [{result.error.get('code')}]: {result.error.get('message')}")
         if result.dispatch is not None:
-            lines.append(_dispatch_human(result.dispatch))
+            lines.append(_dispatch_human(result.dispatch, prompts=_dry(options)))
         return "\n".join(lines)
 
     ctx.emit(result, human)

@@ -54,10 +54,9 @@ def register(
 
 
 def cmd_mcp(ctx: CliContext) -> int:
-    from skillrt.errors import UsageError
+    from skillrt.errors import ServeError, UsageError
     from skillrt.mcp import serve
     from skillrt.mcp.server import announce_stderr
-    from skillrt.mcp.service import ServeError
 
     args = ctx.args
     logging.basicConfig(

@@ -95,10 +95,8 @@ def _routing_config(ctx: CliContext, **changes: Any) -> Any:
 
 
 def cmd_route(ctx: CliContext) -> int:
-    from skillrt.config import RootConfig
     from skillrt.errors import UsageError
     from skillrt.routing.history import load_history
-    from skillrt.runtime import SkillRuntime
 
     args = ctx.args
     if args.top_k is not None and args.top_k < 1:
@@ -124,14 +122,9 @@ def cmd_route(ctx: CliContext) -> int:
     changes: dict[str, Any] = {}
     if args.no_cold_start:
         changes["cold_start"] = False
-    config = _routing_config(ctx, **changes)
-    roots = getattr(args, "root", None)
-    explicit = tuple(RootConfig(Path(r).resolve(), scope="flag") for r in roots) if roots else None
-    runtime = SkillRuntime(config, roots=explicit, catalogs=args.catalog, env=dict(os.environ))
-    ctx._runtime = runtime  # closed by app.main
-    from skillrt.cli.output import ProgressBar
-
-    runtime.build_progress = ProgressBar().build
+    runtime = ctx.open_runtime(
+        config=_routing_config(ctx, **changes), catalogs=args.catalog, env=dict(os.environ)
+    )
     result = runtime.route(
         args.query,
         history=history,
@@ -221,7 +214,6 @@ def cmd_eval(ctx: CliContext) -> int:
 
     from skillrt.config import DiscoveryConfig
     from skillrt.errors import UsageError
-    from skillrt.runtime import SkillRuntime
     from skillrt.store import MEMORY, open_location, open_store
 
     args = ctx.args
@@ -242,14 +234,13 @@ def cmd_eval(ctx: CliContext) -> int:
     )
     state = getattr(args, "state", None)
     store = open_store(config) if state else open_location(MEMORY)
-    runtime = SkillRuntime(
-        config,
+    runtime = ctx.open_runtime(
+        config=config,
         roots=[Path(r).resolve() for r in roots] if roots else [],
         store=store,
         catalogs=[args.catalog] if args.catalog else [],
         catalog_base=args.base,
     )
-    ctx._runtime = runtime
     from skillrt.cli.output import ProgressBar
 
     progress = ProgressBar()
@@ -268,11 +259,10 @@ def cmd_eval(ctx: CliContext) -> int:
 
 
 def _write_per_query(path: Path, report: EvalReport) -> None:
-    import json
-
     from skillrt.atomic import atomic_write_text
+    from skillrt.serialize import to_json
 
-    lines = [json.dumps(o.to_dict(), ensure_ascii=False) for o in report.outcomes]
+    lines = [to_json(o) for o in report.outcomes]
     atomic_write_text(path, "".join(f"{line}\n" for line in lines))
 
 

@@ -73,7 +73,7 @@ def _control(ctx: CliContext, op: str) -> int:
     from skillrt.cli.daemon_use import daemon_address
     from skillrt.daemon.client import DaemonClient, DaemonUnavailable
     from skillrt.daemon.protocol import format_address
-    from skillrt.daemon.server import DaemonNotRunning
+    from skillrt.errors import DaemonNotRunning
 
     address, token = daemon_address(ctx)
     where = format_address(address)
@@ -115,11 +115,10 @@ def _serve(ctx: CliContext) -> int:
     import dataclasses
 
     from skillrt.cli.daemon_use import daemon_address, identity
-    from skillrt.cli.settings import flag_roots
     from skillrt.daemon.protocol import LOOPBACK, format_address, info_path
-    from skillrt.daemon.server import Daemon, DaemonStartError
+    from skillrt.daemon.server import Daemon
+    from skillrt.errors import DaemonStartError
     from skillrt.mcp import SkillService, event_writer
-    from skillrt.runtime import SkillRuntime
 
     args = ctx.args
     logging.basicConfig(
@@ -133,10 +132,7 @@ def _serve(ctx: CliContext) -> int:
 
             raise UsageError("--poll must be >= 0", poll=args.poll)
         mcp = dataclasses.replace(mcp, poll_interval_s=args.poll)
-    runtime = SkillRuntime(
-        config, roots=flag_roots(getattr(args, "root", None), Path.cwd()), env=dict(os.environ)
-    )
-    ctx._runtime = runtime  # closed by app.main
+    runtime = ctx.open_runtime(config=config, env=dict(os.environ))
     address = (LOOPBACK, args.port) if args.port is not None else daemon_address(ctx)[0]
     service = SkillService(runtime, mcp, events=event_writer(runtime), surface="daemon")
     daemon = Daemon(

@@ -55,6 +55,28 @@ def load_config(
     return config.replace_section(discovery=discovery)
 
 
+def locate_state(explicit: str | None, state: str | None, *, cwd: Path) -> tuple[Path, Path]:
+    """``(state_dir, project_dir)`` as :func:`load_config` gives them for these flags,
+    reading only ``state_dir`` from the config file (the prompt hook's hot path; see
+    :func:`skillrt.config.peek_state_dir`)."""
+    from skillrt.config import CONFIG_FILENAME, peek_state_dir
+    from skillrt.errors import ConfigError
+
+    path = (cwd / explicit) if explicit else cwd / CONFIG_FILENAME
+    if not path.exists():
+        if explicit:
+            raise ConfigError(f"config file not found: {path}", path=str(path))
+        state_dir, project_dir = cwd / ".skillrt", cwd
+    else:
+        state_dir, project_dir = peek_state_dir(path), path.parent.resolve()
+    if state:
+        from skillrt.store import is_postgres_url
+
+        if not is_postgres_url(state):  # a URL keeps the caches in state_dir
+            state_dir = (cwd / state).resolve()
+    return state_dir, project_dir
+
+
 def flag_roots(roots: Sequence[str] | None, cwd: Path) -> tuple[RootConfig, ...] | None:
     """``--root`` values as explicit roots (None when none were given)."""
     from skillrt.config import RootConfig

@@ -6,6 +6,8 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt.serialize import to_jsonable
+
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.skills.checks import ValidationResult
@@ -57,7 +59,7 @@ def cmd_list(ctx: CliContext) -> int:
             "source": b.source,
             "namespace": b.namespace,
             "valid": False,
-            "diagnostics": [d.__dict__ for d in b.diagnostics],
+            "diagnostics": to_jsonable(b.diagnostics),
         }
         for b in registry.broken
     ]
@@ -74,7 +76,7 @@ def cmd_list(ctx: CliContext) -> int:
             }
             for s in registry.shadowed
         ],
-        "diagnostics": [d.__dict__ for d in registry.diagnostics],
+        "diagnostics": to_jsonable(registry.diagnostics),
     }
 
     def human() -> str:
@@ -117,7 +119,7 @@ def _result_json(r: ValidationResult) -> dict[str, Any]:
         "path": str(r.path),
         "name": r.name,
         "valid": r.valid,
-        "diagnostics": [d.__dict__ for d in r.diagnostics],
+        "diagnostics": to_jsonable(r.diagnostics),
     }
 
 

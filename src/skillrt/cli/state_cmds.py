@@ -127,32 +127,13 @@ def cmd_migrate(ctx: CliContext) -> int:
     finally:
         source.close()
         target.close()
-    ctx.emit(_jsonable(report), lambda: _render(report))
+    ctx.emit(report, lambda: _render(report))
     if not report.ok:
         raise StoreError(
             "the copy's counts do not match the source's",
             tables=[t.table for t in report.tables if not t.ok],
         )
     return 0
-
-
-def _jsonable(report: MigrationReport) -> dict[str, Any]:
-    return {
-        "source": report.source,
-        "target": report.target,
-        "ok": report.ok,
-        "rows": report.rows,
-        "tables": [
-            {
-                "table": t.table,
-                "source_rows": t.source_rows,
-                "target_rows": t.target_rows,
-                "ok": t.ok,
-            }
-            for t in report.tables
-        ],
-        "learning_files": list(report.learning_files),
-    }
 
 
 def _render(report: MigrationReport) -> str:

@@ -253,7 +253,7 @@ def _result(status: WorkflowStatus, printer: _Printer, **extra: Any) -> dict[str
 
 
 def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int:
-    from skillrt.orchestration.errors import MemoryVerificationFailed
+    from skillrt.errors import MemoryVerificationFailed
 
     printer = _Printer(ctx, show_prompts=bool(getattr(ctx.args, "show_prompts", False)))
     dry_run = bool(getattr(ctx.args, "dry_run", False))
@@ -262,10 +262,10 @@ def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int
     try:
         status = action(printer)
     except MemoryVerificationFailed as exc:
-        if not dry_run or exc.context.get("reason") != "missing":
+        if not dry_run or exc.reason != "missing":
             raise
         # A dry run stops here by design: no agent wrote the memory file.
-        run_id = str(exc.context.get("run_id"))
+        run_id = str(exc.run_id)
         status = _service(ctx).status(run_id)
         note = (
             "dry run: the prompt above is what the phase agent would get; no agent wrote "

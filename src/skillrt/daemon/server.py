@@ -29,9 +29,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillrt.daemon import protocol
-from skillrt.daemon.client import DaemonClient, DaemonUnavailable
-from skillrt.errors import SkillrtError, UsageError
-from skillrt.mcp.service import InternalError
+from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+from skillrt.errors import (
+    DaemonMismatch,
+    DaemonRequestError,
+    DaemonStartError,
+    InternalError,
+    RequestTooLarge,
+    SkillrtError,
+    Unauthorized,
+    UnknownOp,
+    UsageError,
+)
 from skillrt.mcp.tools import MAX_TEXT_CHARS
 from skillrt.serialize import to_jsonable
 
@@ -42,48 +51,6 @@ log = logging.getLogger("skillrt.daemon")
 
 #: A connection idle this long is closed (a client that vanished without closing).
 IDLE_TIMEOUT_S = 300.0
-
-
-class DaemonRequestError(SkillrtError):
-    """A request the daemon cannot take (not JSON, unknown op, bad arguments)."""
-
-    code = protocol.E_BAD_REQUEST
-
-
-class UnknownOp(SkillrtError):
-    """A request naming an op the daemon does not have."""
-
-    code = protocol.E_UNKNOWN_OP
-
-
-class Unauthorized(SkillrtError):
-    """A TCP request without the daemon's token."""
-
-    code = protocol.E_UNAUTHORIZED
-
-
-class RequestTooLarge(SkillrtError):
-    """A request line over :data:`~skillrt.daemon.protocol.MAX_LINE_BYTES`."""
-
-    code = protocol.E_TOO_LARGE
-
-
-class DaemonMismatch(SkillrtError):
-    """The caller expects other skills (roots, config or project) than this daemon's."""
-
-    code = protocol.E_DAEMON_MISMATCH
-
-
-class DaemonNotRunning(SkillrtError):
-    """``serve --stop`` found no daemon to stop."""
-
-    code = "E_NO_DAEMON"
-
-
-class DaemonStartError(SkillrtError):
-    """The daemon cannot start: another one runs there, or the address is unusable."""
-
-    code = "E_DAEMON_START"
 
 
 def _error(rid: Any, err: SkillrtError) -> dict[str, Any]:
@@ -428,8 +395,8 @@ def _clear_stale_socket(path: str) -> None:
     except DaemonUnavailable:
         os.unlink(path)  # stale: its daemon died without cleaning up
         return
-    except Exception:
-        pass  # something answers there: treat it as live
+    except DaemonError:
+        pass  # something answers there, with an error: treat it as live
     raise DaemonStartError(f"a daemon is already running at {path}", path=path)
 
 

@@ -3,58 +3,70 @@
 ``Dispatcher.dispatch(DispatchRequest(...))`` builds the runtime header, applies the
 four guards in the seed's order, assembles role guide / root skill / target skill and
 runs the prompt, following ``requires_now`` sub-skill edges under the same guards.
+
+Modules, each importing only those above it (a test walks the imports)::
+
+    header, edges, roles, rules, run_skill      values, text, files
+    guards                                      the four guards (000 §4)
+    model                                       request, result tree, session; SkillDispatcher
+    prompt, prepare                             header + guards + prompt (no runner)
+    dispatcher                                  run, follow edges and run_skill: the recursion
+    service                                     plans text, builds runners and dispatchers
+
+The names below are imported on first use, so importing one module of the package never
+imports the others through this file.
 """
 
-from skillrt.dispatch.dispatcher import (
-    BlockedEdge,
-    Dispatcher,
-    DispatchRequest,
-    DispatchResult,
-    DispatchSession,
-    Prepared,
-)
-from skillrt.dispatch.edges import EDGE_TYPES, EdgeIndex, EdgeType, SkillEdge, extract_edges
-from skillrt.dispatch.guards import GUARD_ORDER, check_hop, first_blocking_guard
-from skillrt.dispatch.header import Identity, Policy, RuntimeHeader, Trace, new_request_id
-from skillrt.dispatch.roles import DEFAULT_ROLES, RoleGuide, RoleGuides
-from skillrt.dispatch.rules import RoutingRule, RoutingRules, RuleMatch
-from skillrt.dispatch.run_skill import (
-    RunSkillCall,
-    RunSkillResult,
-    find_run_skill_calls,
-    parse_run_skill,
-    run_skill,
-)
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_ROLES",
-    "EDGE_TYPES",
-    "GUARD_ORDER",
-    "BlockedEdge",
-    "DispatchRequest",
-    "DispatchResult",
-    "DispatchSession",
-    "Dispatcher",
-    "EdgeIndex",
-    "EdgeType",
-    "Identity",
-    "Policy",
-    "Prepared",
-    "RoleGuide",
-    "RoleGuides",
-    "RoutingRule",
-    "RoutingRules",
-    "RuleMatch",
-    "RunSkillCall",
-    "RunSkillResult",
-    "RuntimeHeader",
-    "SkillEdge",
-    "Trace",
-    "check_hop",
-    "extract_edges",
-    "find_run_skill_calls",
-    "first_blocking_guard",
-    "new_request_id",
-    "parse_run_skill",
-    "run_skill",
-]
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it.
+_EXPORTS = {
+    "DEFAULT_ROLES": "skillrt.dispatch.roles",
+    "EDGE_TYPES": "skillrt.dispatch.edges",
+    "GUARD_ORDER": "skillrt.dispatch.guards",
+    "BlockedEdge": "skillrt.dispatch.model",
+    "DispatchRequest": "skillrt.dispatch.model",
+    "DispatchResult": "skillrt.dispatch.model",
+    "DispatchSession": "skillrt.dispatch.model",
+    "Dispatcher": "skillrt.dispatch.dispatcher",
+    "EdgeIndex": "skillrt.dispatch.edges",
+    "EdgeType": "skillrt.dispatch.edges",
+    "Identity": "skillrt.dispatch.header",
+    "Policy": "skillrt.dispatch.header",
+    "Prepared": "skillrt.dispatch.model",
+    "RoleGuide": "skillrt.dispatch.roles",
+    "RoleGuides": "skillrt.dispatch.roles",
+    "RoutingRule": "skillrt.dispatch.rules",
+    "RoutingRules": "skillrt.dispatch.rules",
+    "RuleMatch": "skillrt.dispatch.rules",
+    "RunSkillCall": "skillrt.dispatch.run_skill",
+    "RunSkillResult": "skillrt.dispatch.model",
+    "RuntimeHeader": "skillrt.dispatch.header",
+    "SkillDispatcher": "skillrt.dispatch.model",
+    "SkillEdge": "skillrt.dispatch.edges",
+    "Trace": "skillrt.dispatch.header",
+    "check_hop": "skillrt.dispatch.guards",
+    "extract_edges": "skillrt.dispatch.edges",
+    "find_run_skill_calls": "skillrt.dispatch.run_skill",
+    "first_blocking_guard": "skillrt.dispatch.guards",
+    "new_request_id": "skillrt.dispatch.header",
+    "parse_run_skill": "skillrt.dispatch.run_skill",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillrt.dispatch' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,94 +1,86 @@
-"""The dispatcher of seed 000 §5: header, guards, prompt, runner, sub-skills.
+"""The dispatcher of seed 000 §5, and all of its recursion, in one module.
 
 ``dispatch(request)``:
 
-1. **Prepare** (:meth:`Dispatcher.prepare`): resolve the role guide and the target
-   skill; for a delegated request check the four guards (000 §4) against the caller;
-   build the runtime header (000 §2); load what the mode allows (root: the root skill
-   once plus the target; delegated: the role guide plus the target, 000 §1); assemble
-   the prompt.
+1. **Prepare** (:class:`~skillrt.dispatch.prepare.Preparer`): role guide, target skill,
+   the four guards (000 §4) for a delegated request, the runtime header (000 §2), the
+   bodies the mode allows (000 §1), the prompt.
 2. **Run** the prompt through the runner under the 001 §10 path machine (one retry of a
    retryable failure; a missing prerequisite is fatal before any call). Each call is an
    ``executions`` row and feeds the per-skill stats (T2).
 3. **Follow** the skill's ``requires_now`` edges (000 §3) as delegated children, each
-   through the guards; the children's results form the result tree. Edges joined by
-   "or" are alternatives: the first that runs satisfies the group.
+   through the guards, and the ``run_skill`` lines a model wrote (001 §19); the
+   children's results form the result tree. Edges joined by "or" are alternatives: the
+   first that runs satisfies the group. A sub-skill that fails has no fallback (the
+   parent asked for *that* skill): its machine goes ``fallback -> exit`` and the failure
+   stays in the tree.
+
+``run_skill(skill, task, context)`` (001 §19) delegates a sub-task: it checks the skill
+exists and is enabled, builds the delegation context (``target_skill``, ``call_chain``,
+``skill_file``), refuses a cycle (``a -> b -> a``, ``E_SKILL_REENTRY_BLOCKED``) and a
+chain deeper than ``dispatch.run_skill_max_depth`` (``E_DEPTH_LIMIT``), then dispatches
+the skill delegated and returns ``delegated`` or ``error``.
 
 Termination: every hop passes the depth guard, and a request never dispatches the same
 (skill, depth) pair twice, so a request makes at most ``skills x (max_depth + 1)``
 dispatches whatever the graph (cycles included).
+
+Other stages use the dispatcher through :class:`~skillrt.dispatch.model.SkillDispatcher`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from skillrt.config import RuntimeConfig
-from skillrt.dispatch.edges import EDGE_TYPES, EdgeIndex
-from skillrt.dispatch.guards import check_hop
-from skillrt.dispatch.header import (
-    EXECUTION_MODES,
-    Identity,
-    Policy,
-    RuntimeHeader,
-    Trace,
-    new_request_id,
-)
+from skillrt.dispatch.edges import EdgeIndex, SkillEdge
+from skillrt.dispatch.guards import first_blocking_guard
+from skillrt.dispatch.header import RuntimeHeader, new_request_id
 from skillrt.dispatch.model import (
     BlockedEdge,
     DispatchRequest,
     DispatchResult,
     DispatchSession,
     Prepared,
+    RunSkillResult,
     build_result,
 )
-from skillrt.dispatch.prompt import PromptParts, assemble
+from skillrt.dispatch.prepare import Preparer
 from skillrt.dispatch.roles import RoleGuides
-from skillrt.dispatch.subskills import follow_edges
+from skillrt.dispatch.run_skill import (
+    MAX_CALLS_PER_OUTPUT,
+    delegation_context,
+    find_run_skill_calls,
+)
 from skillrt.errors import (
-    ConfigError,
-    EdgeNotExecutable,
+    AmbiguousSkill,
+    DepthLimitExceeded,
     RunnerError,
     SkillDisabled,
     SkillNotFound,
+    SkillReentryBlocked,
     SkillrtError,
-    UsageError,
 )
 from skillrt.execution.base import Runner, RunnerResult
-from skillrt.execution.fallback import (
-    NO_SKILL,
-    PathMachine,
-    PathState,
-    RoundLedger,
-    run_path,
-    skill_path,
-)
+from skillrt.execution.fallback import PathMachine, PathState, RoundLedger, run_path
 from skillrt.execution.prerequisites import check_prerequisites
 from skillrt.execution.records import ExecutionRecorder, ExecutionRow, new_id
+from skillrt.loading.reads import SkillReads
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
 from skillrt.store.base import Store
 
-if TYPE_CHECKING:
-    from skillrt.dispatch.run_skill import RunSkillResult
-
-
-__all__ = [
-    "BlockedEdge",
-    "DispatchRequest",
-    "DispatchResult",
-    "DispatchSession",
-    "Dispatcher",
-    "Prepared",
-]
+__all__ = ["Dispatcher"]
 
 
 class Dispatcher:
-    """Dispatches skills over one registry, config and runner."""
+    """Dispatches skills over one registry, config and runner (a
+    :class:`~skillrt.dispatch.model.SkillDispatcher`)."""
 
     def __init__(
         self,
@@ -112,24 +104,22 @@ class Dispatcher:
         self.edges = edges or EdgeIndex(
             registry.skills(), max_bytes=config.discovery.max_skill_file_bytes
         )
-        self.roles = roles or RoleGuides(config.dispatch.roles_dir)
+        self.preparer = Preparer(registry, config, roles or RoleGuides(config.dispatch.roles_dir))
         # The environment prerequisites are checked against (and the runner's allowlist
         # is taken from); without one, only the default PATH (like the runner's).
         self.environ: Mapping[str, str] = environ if environ is not None else {"PATH": os.defpath}
         self.run_id = run_id
         self.spill_dir = spill_dir
         self.stats_hook = stats_hook
-        self.keep_prompts = runner.name == "dry-run" if keep_prompts is None else keep_prompts
-        self.policy = Policy(
-            forbid_root_reload=config.dispatch.forbid_root_reload,
-            max_depth=config.dispatch.max_depth,
-            allow_reentry=config.dispatch.allow_reentry,
-        )
-        self._root: tuple[Skill | None] | None = None
+        self.keep_prompts = runner.dry_run if keep_prompts is None else keep_prompts
 
     # -- sessions --------------------------------------------------------------------
     def new_session(
-        self, request_id: str | None = None, *, ledger: RoundLedger | None = None
+        self,
+        request_id: str | None = None,
+        *,
+        ledger: RoundLedger | None = None,
+        reads: SkillReads | None = None,
     ) -> DispatchSession:
         ex = self.config.execution
         return DispatchSession(
@@ -141,37 +131,18 @@ class Dispatcher:
                 max_repair_attempts_per_run=ex.max_repair_attempts_per_run,
             ),
             recorder=ExecutionRecorder(self.store, run_id=self.run_id, stats_hook=self.stats_hook),
+            reads=reads or self.new_reads(),
         )
+
+    def new_reads(self) -> SkillReads:
+        """An empty memo of SKILL.md reads for one request."""
+        return SkillReads(self.config.limits, spill_dir=self.spill_dir)
 
     @property
     def root_skill(self) -> Skill | None:
         """The configured root skill (``dispatch.root_skill``), or None."""
-        if self._root is None:
-            name = self.config.dispatch.root_skill
-            if not name:
-                self._root = (None,)
-            else:
-                try:
-                    self._root = (self.registry.get(name),)
-                except SkillNotFound as exc:
-                    raise ConfigError(
-                        f"dispatch.root_skill '{name}' is not a known skill",
-                        root_skill=name,
-                    ) from exc
-        return self._root[0]
+        return self.preparer.root_skill
 
-    def root_name(self) -> str | None:
-        """The root skill's qualified name, or None."""
-        root = self.root_skill
-        return root.qualified_name if root is not None else None
-
-    def _qualify(self, name: str) -> str:
-        try:
-            return self.registry.get(name).qualified_name
-        except SkillrtError:
-            return name
-
-    # -- prepare ---------------------------------------------------------------------
     def prepare(
         self,
         request: DispatchRequest,
@@ -180,187 +151,8 @@ class Dispatcher:
         parent: RuntimeHeader | None = None,
         parent_output: str | None = None,
     ) -> Prepared:
-        """Header + guards + prompt for ``request`` (raises a guard's error).
-
-        ``parent`` is the caller's header for a sub-skill found in the tree; without it a
-        delegated request describes its caller with its own fields (``parent_skill``,
-        ``depth``, ``visited_skills``), as the CLI does.
-        """
-        if request.execution_mode not in EXECUTION_MODES:
-            raise UsageError(
-                f"execution mode must be root or delegated, got {request.execution_mode!r}",
-                execution_mode=request.execution_mode,
-            )
-        if request.edge_type not in EDGE_TYPES:
-            raise UsageError(
-                f"edge type must be one of {', '.join(EDGE_TYPES)}, got {request.edge_type!r}",
-                edge_type=request.edge_type,
-            )
-        if request.depth < 0:
-            raise UsageError("depth must be >= 0", depth=request.depth)
-        role = request.role or self.config.dispatch.default_role
-        guide = self.roles.get(role)  # validates the role in either mode
-        skill = self._target(request.skill) if request.skill else None
-        target = skill.qualified_name if skill is not None else None
-        root_name = self.root_name()
-        loads: list[dict[str, Any]] = []
-        if request.execution_mode == "root":
-            if (
-                parent is not None
-                or request.parent_skill
-                or request.depth
-                or request.visited_skills
-            ):
-                raise UsageError(
-                    "root mode is the outermost request: no --parent-skill, --depth or "
-                    "--visited-skills (use --execution-mode delegated)",
-                    execution_mode="root",
-                )
-            header = RuntimeHeader(
-                "root",
-                Identity(role, target, None, root_loaded=True),
-                self.policy,
-                Trace(session.request_id, 0, (target,) if target else (), ()),
-            )
-            if target is not None and request.edge_type != "requires_now":
-                # Root mode has no caller, so only the edge-type guard can apply.
-                raise EdgeNotExecutable(
-                    f"the edge to '{target}' is {request.edge_type}; only requires_now edges "
-                    "run automatically",
-                    request_id=session.request_id,
-                    current_skill=None,
-                    target_skill=target,
-                    depth=0,
-                    skill_stack=[],
-                    guard="edge_type",
-                    edge_type=request.edge_type,
-                )
-        else:
-            caller = parent or self._caller_header(request, role, session)
-            if target is not None:
-                check_hop(
-                    caller,
-                    target,
-                    request.edge_type,
-                    root_skill=root_name,
-                    visited=session.visited_set(),
-                )
-            visited = tuple(v for v in self._visited_for_child(caller, session) if v != target)
-            if target is None:
-                header = RuntimeHeader(
-                    "delegated",
-                    Identity(role, None, caller.identity.current_skill, True),
-                    self.policy,
-                    Trace(
-                        session.request_id,
-                        caller.trace.depth + 1,
-                        caller.trace.skill_stack,
-                        visited,
-                    ),
-                )
-            else:
-                header = caller.child(target, visited=visited)
-            if header.identity.role != role:
-                header = RuntimeHeader(
-                    header.execution_mode,
-                    Identity(
-                        role, header.identity.current_skill, header.identity.origin_skill, True
-                    ),
-                    header.policy,
-                    header.trace,
-                )
-        parts = PromptParts(
-            header=header,
-            task=request.prompt,
-            role=role,
-            context=request.context,
-            parent_skill=header.identity.origin_skill,
-            parent_output=parent_output,
-        )
-        if request.execution_mode == "root":
-            root = self.root_skill
-            if root is not None and root.qualified_name != target:
-                block, report = self._load(root)
-                parts = _with(parts, root_block=block)
-                loads.append(report)
-        else:
-            parts = _with(parts, role_guide=guide.text)
-        if skill is not None:
-            block, report = self._load(skill)
-            loads.append(report)
-            if request.execution_mode == "root" and target == root_name:
-                parts = _with(parts, root_block=block)
-            else:
-                parts = _with(parts, skill_block=block)
-        return Prepared(
-            header=header,
-            prompt=assemble(parts),
-            skill=skill,
-            role=role,
-            path=skill_path(target) if target else NO_SKILL,
-            edge_type=request.edge_type if request.execution_mode == "delegated" else None,
-            loads=tuple(loads),
-        )
-
-    def _target(self, name: str) -> Skill:
-        skill = self.registry.get(name)
-        if not self.registry.is_enabled(skill):
-            raise SkillDisabled(
-                f"Skill '{skill.qualified_name}' is disabled. Enable it with "
-                f"`skillrt enable {skill.qualified_name}`.",
-                name=skill.qualified_name,
-            )
-        return skill
-
-    def _caller_header(
-        self, request: DispatchRequest, role: str, session: DispatchSession
-    ) -> RuntimeHeader:
-        """The caller of a delegated request, as its flags describe it."""
-        parent = self._qualify(request.parent_skill) if request.parent_skill else None
-        visited = [self._qualify(v) for v in request.visited_skills]
-        for name in (*visited, *([parent] if parent else [])):
-            session.visit(name)
-        stack = [v for v in visited if v != parent]
-        if parent is not None:
-            stack.append(parent)
-        return RuntimeHeader(
-            "delegated" if request.depth > 0 else "root",
-            Identity(role, parent, None, root_loaded=True),
-            self.policy,
-            Trace(
-                session.request_id,
-                request.depth,
-                tuple(stack),
-                tuple(v for v in visited if v != parent),
-            ),
-        )
-
-    def _visited_for_child(
-        self, caller: RuntimeHeader, session: DispatchSession
-    ) -> tuple[str, ...]:
-        out = list(caller.trace.visited_skills)
-        for name in session.visited:
-            if name not in out:
-                out.append(name)
-        current = caller.identity.current_skill
-        if current is not None and current not in out:
-            out.append(current)
-        return tuple(out)
-
-    def _load(self, skill: Skill) -> tuple[str, dict[str, Any]]:
-        from skillrt.loading import injection_block, load_skill_body
-
-        result = load_skill_body(skill, self.config.limits, spill_dir=self.spill_dir)
-        r = result.report
-        return injection_block(skill, result), {
-            "skill": r.skill,
-            "path": r.path,
-            "sha256": r.sha256,
-            "bytes_read": r.bytes_read,
-            "chars_returned": r.chars_returned,
-            "truncated": r.truncated,
-            "storage_ref": r.storage_ref,
-        }
+        """Header + guards + prompt for ``request`` (see :class:`Preparer`)."""
+        return self.preparer.prepare(request, session, parent=parent, parent_output=parent_output)
 
     # -- run -------------------------------------------------------------------------
     def dispatch(
@@ -377,7 +169,7 @@ class Dispatcher:
         if machine.state != PathState.SUCCESS.value:
             machine.advance(PathState.FALLBACK, "no fallback for an explicit dispatch")
             machine.advance(PathState.EXIT, "failed")
-            result = _replace(result, transitions=tuple(machine.transitions))
+            result = dataclasses.replace(result, transitions=tuple(machine.transitions))
         return result
 
     def execute(
@@ -439,7 +231,7 @@ class Dispatcher:
             attempts=run.attempts,
             started=started,
         )
-        return _replace(result, transitions=tuple(machine.transitions)), machine
+        return dataclasses.replace(result, transitions=tuple(machine.transitions)), machine
 
     def attempt(
         self,
@@ -454,19 +246,21 @@ class Dispatcher:
         """One runner call (prerequisites checked first), recorded; raises on failure."""
         skill = prepared.skill
         t0 = time.perf_counter()
-        count_stats = self.runner.name != "dry-run"
+        count_stats = not self.runner.dry_run
         try:
             if skill is not None:
                 check_prerequisites(skill, self.environ)
             res = self.runner.run(prepared.prompt, timeout_s=self.config.execution.timeout_s)
         except SkillrtError as exc:
-            scope = exc.context.get("scope") if isinstance(exc, RunnerError) else "skill"
+            scope = exc.scope if isinstance(exc, RunnerError) else "skill"
             self._record(
                 session,
                 execution_id,
                 prepared,
                 status="failed",
-                latency_ms=float(exc.context.get("latency_ms") or _ms(t0)),
+                latency_ms=float(
+                    (exc.latency_ms if isinstance(exc, RunnerError) else None) or _ms(t0)
+                ),
                 parent_id=parent_execution_id,
                 fallback_used=fallback_used,
                 error=exc,
@@ -507,7 +301,7 @@ class Dispatcher:
         blocked: list[BlockedEdge] = []
         later: tuple[str, ...] = ()
         if skill is not None:
-            edges = self.edges.edges(skill)
+            edges = self.edges.edges(skill, session.reads.raw(skill))
             later = tuple(e.target for e in edges if e.type == "requires_later")
             follow = (
                 self.config.dispatch.follow_edges
@@ -515,8 +309,7 @@ class Dispatcher:
                 else request.follow_edges
             )
             if follow:
-                children, blocked = follow_edges(
-                    self,
+                children, blocked = self._follow_edges(
                     [e for e in edges if e.type == "requires_now"],
                     prepared,
                     request,
@@ -525,10 +318,8 @@ class Dispatcher:
                     execution_id,
                 )
         delegations: tuple[RunSkillResult, ...] = ()
-        if self.config.dispatch.follow_run_skill and self.runner.name != "dry-run":
-            from skillrt.dispatch.run_skill import follow_run_skill_calls
-
-            delegations = follow_run_skill_calls(self, res.output, prepared, request, session)
+        if self.config.dispatch.follow_run_skill and not self.runner.dry_run:
+            delegations = self._follow_run_skill_calls(res.output, prepared, request, session)
         return self._result(
             prepared,
             session,
@@ -540,6 +331,189 @@ class Dispatcher:
             blocked=tuple(blocked),
             later=later,
             delegations=delegations,
+        )
+
+    # -- recursion: requires_now edges (000 §5) ----------------------------------------
+    def _follow_edges(
+        self,
+        edges: list[SkillEdge],
+        prepared: Prepared,
+        request: DispatchRequest,
+        session: DispatchSession,
+        parent_output: str,
+        parent_execution_id: str | None,
+    ) -> tuple[list[DispatchResult], list[BlockedEdge]]:
+        children: list[DispatchResult] = []
+        blocked: list[BlockedEdge] = []
+        satisfied: set[frozenset[str]] = set()
+        source = prepared.skill.qualified_name if prepared.skill else None
+        header = prepared.header
+        root_name = self.preparer.root_name()
+        context = None
+        if not self.runner.dry_run and parent_output.strip():
+            limit = self.config.dispatch.max_child_context_chars
+            context = (
+                parent_output
+                if len(parent_output) <= limit
+                else (parent_output[:limit] + f"\n[... {len(parent_output) - limit} more chars]")
+            )
+        for edge in edges:
+            group = frozenset((edge.target, *edge.alternatives)) if edge.alternatives else None
+            if group is not None and group in satisfied:
+                blocked.append(BlockedEdge(source, edge.target, edge.type, "alternative_taken"))
+                continue
+            err = first_blocking_guard(
+                header, edge.target, edge.type, root_skill=root_name, visited=session.visited_set()
+            )
+            if err is not None:
+                blocked.append(BlockedEdge(source, edge.target, edge.type, "guard", err.to_dict()))
+                continue
+            target = self.registry.get(edge.target)
+            if not self.registry.is_enabled(target):
+                blocked.append(BlockedEdge(source, edge.target, edge.type, "disabled"))
+                continue
+            if target.disable_model_invocation:
+                reason = "model_invocation_disabled"
+                blocked.append(BlockedEdge(source, edge.target, edge.type, reason))
+                continue
+            if not session.claim(edge.target, header.trace.depth + 1):
+                blocked.append(BlockedEdge(source, edge.target, edge.type, "already_dispatched"))
+                continue
+            child_request = DispatchRequest(
+                skill=edge.target,
+                prompt=request.prompt,
+                role=prepared.role,
+                execution_mode="delegated",
+                depth=header.trace.depth,
+                parent_skill=source,
+                edge_type=edge.type,
+                request_id=session.request_id,
+                follow_edges=request.follow_edges,
+                call_chain=request.call_chain,
+            )
+            try:
+                child_prepared = self.prepare(
+                    child_request, session, parent=header, parent_output=context
+                )
+            except SkillrtError as exc:  # e.g. its body is over the limits (reject policy)
+                blocked.append(BlockedEdge(source, edge.target, edge.type, "error", exc.to_dict()))
+                continue
+            child, machine = self.execute(
+                child_prepared, child_request, session, parent_execution_id=parent_execution_id
+            )
+            if machine.state != PathState.SUCCESS.value:
+                machine.advance(PathState.FALLBACK, "a required sub-skill has no fallback")
+                machine.advance(PathState.EXIT, "sub-skill failed")
+                child = dataclasses.replace(child, transitions=tuple(machine.transitions))
+            children.append(child)
+            if group is not None and child.ok:
+                satisfied.add(group)
+        return children, blocked
+
+    # -- recursion: run_skill (001 §19) ------------------------------------------------
+    def run_skill(
+        self,
+        skill: str,
+        task: str,
+        context: Mapping[str, Any] | None = None,
+        *,
+        session: DispatchSession | None = None,
+    ) -> RunSkillResult:
+        """Delegate ``task`` to ``skill`` (001 §19; see the module docstring).
+
+        ``context`` may hold ``call_chain`` (the caller's chain, outermost first), ``role``,
+        ``request_id`` and ``text`` (extra context for the prompt).
+        """
+        ctx = dict(context or {})
+        raw_chain = ctx.get("call_chain") or ()
+        if isinstance(raw_chain, str):
+            raw_chain = [c for c in raw_chain.split(",") if c.strip()]
+        chain = tuple(self.preparer.qualify(str(c).strip()) for c in raw_chain)
+        try:
+            target = self.registry.get(skill)
+        except (SkillNotFound, AmbiguousSkill) as exc:
+            return _refused(skill, (*chain, skill), None, exc)
+        name = target.qualified_name
+        new_chain = (*chain, name)
+        skill_file = str(target.skill_file) if target.skill_file else None
+        if not self.registry.is_enabled(target):
+            message = f"Skill '{name}' is disabled. Enable it with `skillrt enable {name}`."
+            return _refused(name, new_chain, skill_file, SkillDisabled(message, name=name))
+        max_depth = self.config.dispatch.run_skill_max_depth
+        common: dict[str, Any] = {
+            "request_id": session.request_id if session else ctx.get("request_id"),
+            "current_skill": chain[-1] if chain else None,
+            "target_skill": name,
+            "depth": len(chain),
+            "skill_stack": list(chain),
+            "call_chain": list(new_chain),
+        }
+        if name in chain:
+            cycle = " -> ".join(chain[chain.index(name) :] + (name,))
+            err: SkillrtError = SkillReentryBlocked(
+                f"run_skill cycle: {cycle}", guard="cycle", **common
+            )
+            return _refused(name, new_chain, skill_file, err)
+        if len(new_chain) > max_depth:
+            err = DepthLimitExceeded(
+                f"run_skill depth {len(new_chain)} is over the limit of {max_depth} "
+                f"({' -> '.join(new_chain)})",
+                guard="depth",
+                max_depth=max_depth,
+                **common,
+            )
+            return _refused(name, new_chain, skill_file, err)
+        request = DispatchRequest(
+            skill=name,
+            prompt=task,
+            role=ctx.get("role"),
+            execution_mode="delegated",
+            depth=len(chain),
+            parent_skill=chain[-1] if chain else None,
+            edge_type="requires_now",
+            visited_skills=chain,
+            request_id=ctx.get("request_id"),
+            context=delegation_context(name, new_chain, skill_file, ctx),
+            call_chain=new_chain,
+        )
+        try:
+            result = self.dispatch(request, session=session)
+        except SkillrtError as exc:
+            return _refused(name, new_chain, skill_file, exc)
+        if not result.ok:
+            return RunSkillResult(
+                "error", name, new_chain, skill_file, error=result.error, dispatch=result
+            )
+        return RunSkillResult(
+            "delegated",
+            name,
+            new_chain,
+            skill_file,
+            result={
+                "output": result.output,
+                "request_id": result.request_id,
+                "execution_id": result.execution_id,
+                "depth": result.depth,
+                "runner": result.runner,
+            },
+            dispatch=result,
+        )
+
+    def _follow_run_skill_calls(
+        self,
+        output: str,
+        prepared: Prepared,
+        request: DispatchRequest,
+        session: DispatchSession,
+    ) -> tuple[RunSkillResult, ...]:
+        """Run the ``run_skill`` lines of a model's output, with the emitter's chain."""
+        calls = find_run_skill_calls(output)[:MAX_CALLS_PER_OUTPUT]
+        if not calls:
+            return ()
+        chain = request.call_chain or prepared.header.trace.skill_stack
+        context = {"call_chain": list(chain), "role": prepared.role}
+        return tuple(
+            self.run_skill(call.skill, call.task, context, session=session) for call in calls
         )
 
     def _result(
@@ -582,7 +556,7 @@ class Dispatcher:
                 latency_ms=latency_ms,
                 parent_id=parent_id,
                 edge_type=prepared.edge_type,
-                exit_code=result.exit_code if result else _opt_int(error, "exit_code"),
+                exit_code=result.exit_code if result else _exit_code(error),
                 tokens_in=result.tokens_in if result else None,
                 tokens_out=result.tokens_out if result else None,
                 truncated=result.truncated if result else False,
@@ -594,24 +568,15 @@ class Dispatcher:
         )
 
 
-def _opt_int(error: SkillrtError | None, key: str) -> int | None:
-    if error is None:
-        return None
-    value = error.context.get(key)
-    return value if isinstance(value, int) else None
+def _exit_code(error: SkillrtError | None) -> int | None:
+    return error.exit_code if isinstance(error, RunnerError) else None
 
 
 def _ms(start: float) -> float:
     return round((time.perf_counter() - start) * 1000, 3)
 
 
-def _with(parts: PromptParts, **changes: Any) -> PromptParts:
-    import dataclasses
-
-    return dataclasses.replace(parts, **changes)
-
-
-def _replace(result: DispatchResult, **changes: Any) -> DispatchResult:
-    import dataclasses
-
-    return dataclasses.replace(result, **changes)
+def _refused(
+    target: str, chain: tuple[str, ...], skill_file: str | None, exc: SkillrtError
+) -> RunSkillResult:
+    return RunSkillResult("error", target, chain, skill_file, error=exc.to_dict())

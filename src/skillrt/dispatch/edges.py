@@ -40,7 +40,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from skillrt.skills.frontmatter import normalise_text, split_frontmatter
+from skillrt.config import LoaderLimits
+from skillrt.loading.loader import RawBody, read_skill_body
+from skillrt.skills.frontmatter import normalise_text
 from skillrt.skills.model import Skill
 
 EdgeType = Literal["requires_now", "requires_later", "reference_only"]
@@ -393,34 +395,23 @@ def _trim(line: str, limit: int = 200) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-def read_body(skill: Skill, *, max_bytes: int) -> tuple[str, int] | None:
-    """The SKILL.md body and the file line it starts on; None for a catalogue entry.
-
-    Edges are read from the whole file (not the limits-fitted body the model gets), so
-    a truncated body never hides a sub-skill edge.
-    """
-    if skill.skill_file is None:
-        return None
-    with open(skill.skill_file, "rb") as fh:
-        data = fh.read(max_bytes + 1)
-    if len(data) > max_bytes:
-        data = data[:max_bytes]
-    doc = split_frontmatter(data.decode("utf-8", errors="replace"))
-    return doc.body, doc.body_line
-
-
 class EdgeIndex:
     """Edges of every skill in a registry, computed on demand and cached by content."""
 
     def __init__(self, skills: Iterable[Skill], *, max_bytes: int = 10_000_000) -> None:
         self._skills: Mapping[str, Skill] = {s.qualified_name: s for s in skills}
         self.names = NameIndex(self._skills.values())
-        self._max_bytes = max_bytes
+        self._limits = LoaderLimits(max_skill_file_bytes=max_bytes)
         self._cache: dict[tuple[str, str], tuple[SkillEdge, ...]] = {}
         self._lock = threading.Lock()
 
-    def edges(self, skill: Skill | str) -> tuple[SkillEdge, ...]:
-        """The edges of one skill (qualified name or Skill); () for catalogue entries."""
+    def edges(self, skill: Skill | str, body: RawBody | None = None) -> tuple[SkillEdge, ...]:
+        """The edges of one skill (qualified name or Skill); () for catalogue entries.
+
+        Edges come from the whole body (not the limits-fitted one a model gets), so a
+        truncated body never hides a sub-skill edge. ``body`` is that body when the caller
+        has read it already; otherwise it is read here, through the loader's path jail.
+        """
         if isinstance(skill, str):
             found = self._skills.get(skill)
             if found is None:
@@ -433,17 +424,16 @@ class EdgeIndex:
             cached = self._cache.get(key)
         if cached is not None:
             return cached
-        loaded = read_body(skill, max_bytes=self._max_bytes)
-        if loaded is None:
+        if skill.skill_file is None:
             result: tuple[SkillEdge, ...] = ()
         else:
-            body, body_line = loaded
+            raw = body if body is not None else read_skill_body(skill, self._limits)
             ns = skill.namespace
             result = extract_edges(
                 skill.qualified_name,
-                body,
+                raw.text,
                 lambda tok: self.names.resolve(tok, ns),
-                body_line=body_line,
+                body_line=raw.body_line,
             )
         with self._lock:
             self._cache[key] = result

@@ -1,22 +1,26 @@
-"""The values a dispatch takes and returns: request, result tree, session state."""
+"""The values a dispatch takes and returns (request, result tree, session state) and
+:class:`SkillDispatcher`, the interface the run pipeline, repair and workflow phases
+dispatch through."""
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from skillrt.dispatch.header import ExecutionMode, RuntimeHeader
-from skillrt.errors import SkillrtError
-from skillrt.execution.base import RunnerResult
-from skillrt.execution.fallback import RoundLedger, Transition
+from skillrt.errors import RunnerError, SkillrtError
+from skillrt.execution.base import Runner, RunnerResult
+from skillrt.execution.fallback import PathMachine, RoundLedger, Transition
 from skillrt.execution.records import ExecutionRecorder
+from skillrt.loading.reads import SkillReads
 from skillrt.skills.model import Skill
 
 if TYPE_CHECKING:
-    from skillrt.dispatch.run_skill import RunSkillResult
+    from skillrt.config import RuntimeConfig
+    from skillrt.skills.registry import SkillRegistry
 
 
 @dataclass(frozen=True)
@@ -122,13 +126,46 @@ class Prepared:
     loads: tuple[dict[str, Any], ...]
 
 
+@dataclass(frozen=True)
+class RunSkillResult:
+    """The structured result of 001 §19."""
+
+    status: Literal["delegated", "error"]
+    target_skill: str
+    call_chain: tuple[str, ...]
+    skill_file: str | None
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    #: The dispatch tree behind ``result`` (None when refused before running).
+    dispatch: DispatchResult | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "status": self.status,
+            "target_skill": self.target_skill,
+            "call_chain": list(self.call_chain),
+            "skill_file": self.skill_file,
+        }
+        if self.status == "delegated":
+            out["result"] = self.result
+        else:
+            out["error"] = self.error
+        if self.dispatch is not None:
+            from skillrt.serialize import to_jsonable
+
+            out["dispatch"] = to_jsonable(self.dispatch)
+        return out
+
+
 @dataclass
 class DispatchSession:
-    """What one outermost request shares: its id, what ran, budgets, the recorder."""
+    """What one outermost request shares: its id, what ran, budgets, the recorder, and
+    the SKILL.md bodies it has read (each read once)."""
 
     request_id: str
     ledger: RoundLedger
     recorder: ExecutionRecorder
+    reads: SkillReads
     visited: list[str] = field(default_factory=list)
     dispatched: set[tuple[str | None, int]] = field(default_factory=set)
     dispatch_count: int = 0
@@ -174,8 +211,8 @@ def build_result(
     """The result node of a prepared dispatch: ``success`` with ``res``, else ``failed``."""
     header = prepared.header
     exit_code = res.exit_code if res is not None else None
-    if res is None and error is not None and isinstance(error.context.get("exit_code"), int):
-        exit_code = error.context["exit_code"]
+    if res is None and isinstance(error, RunnerError) and error.exit_code is not None:
+        exit_code = error.exit_code
     return DispatchResult(
         request_id=session.request_id,
         execution_id=execution_id,
@@ -205,3 +242,82 @@ def build_result(
         later=later,
         delegations=delegations,
     )
+
+
+class SkillDispatcher(Protocol):
+    """What the run pipeline, repair and workflow phases need of a dispatcher.
+
+    :class:`~skillrt.dispatch.dispatcher.Dispatcher` is the implementation; depending on
+    this interface keeps ``execution`` and ``orchestration`` from importing it.
+    """
+
+    @property
+    def registry(self) -> SkillRegistry: ...
+
+    @property
+    def config(self) -> RuntimeConfig: ...
+
+    @property
+    def runner(self) -> Runner: ...
+
+    @property
+    def environ(self) -> Mapping[str, str]: ...
+
+    @property
+    def run_id(self) -> str | None: ...
+
+    def new_session(
+        self,
+        request_id: str | None = None,
+        *,
+        ledger: RoundLedger | None = None,
+        reads: SkillReads | None = None,
+    ) -> DispatchSession:
+        """A new outermost request (its own budgets, recorder and reads)."""
+
+    def prepare(
+        self,
+        request: DispatchRequest,
+        session: DispatchSession,
+        *,
+        parent: RuntimeHeader | None = None,
+        parent_output: str | None = None,
+    ) -> Prepared:
+        """Header, guards and prompt; raises a guard's error."""
+
+    def execute(
+        self,
+        prepared: Prepared,
+        request: DispatchRequest,
+        session: DispatchSession,
+        *,
+        parent_execution_id: str | None = None,
+        fallback_used: bool = False,
+        machine: PathMachine | None = None,
+    ) -> tuple[DispatchResult, PathMachine]:
+        """Run a prepared dispatch under its path machine, then follow its edges."""
+
+    def attempt(
+        self,
+        prepared: Prepared,
+        request: DispatchRequest,
+        session: DispatchSession,
+        *,
+        execution_id: str,
+        parent_execution_id: str | None = None,
+        fallback_used: bool = False,
+    ) -> RunnerResult:
+        """One recorded runner call; raises on failure."""
+
+    def finish(
+        self,
+        prepared: Prepared,
+        request: DispatchRequest,
+        session: DispatchSession,
+        res: RunnerResult,
+        *,
+        execution_id: str | None,
+        attempts: int,
+        started: float,
+    ) -> DispatchResult:
+        """The result of a successful call, its sub-skills followed."""

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from skillrt.dispatch.errors import UnknownRole
-from skillrt.errors import ConfigError
+from skillrt.errors import ConfigError, UnknownRole
 
 DEFAULT_ROLES = ("explorer", "oracle", "librarian", "fixer", "designer")
 ROLE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")

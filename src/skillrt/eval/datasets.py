@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillrt.errors import SkillrtError
+from skillrt.errors import CatalogError
 from skillrt.skills.model import Diagnostic, Skill
 from skillrt.skills.reader import build_skill
 from skillrt.skills.validate import normalise_name
@@ -39,12 +39,6 @@ __all__ = [
 
 MAX_LINE_BYTES = 1_000_000
 _QUERY_KEYS = ("query", "expected", "candidates", "also_ok")
-
-
-class CatalogError(SkillrtError):
-    """A catalogue or query file cannot be read at all (a bad line is only reported)."""
-
-    code = "E_CATALOG"
 
 
 @dataclass(frozen=True)

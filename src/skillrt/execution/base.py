@@ -7,10 +7,14 @@ Concrete runners (stdin command, OpenAI-compatible HTTP, dry-run) live in
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from skillrt.config import ExecutionConfig
 
 
 @dataclass(frozen=True)
@@ -28,10 +32,41 @@ class RunnerResult:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RunnerOptions:
+    """What the caller chose for a runner; anything unset comes from ``execution`` config."""
+
+    runner_cmd: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    #: An explicit key (the CLI reads it from the variable ``execution.api_key_env`` names).
+    api_key: str | None = None
+    #: The caller's environment, filtered before a command runner sees it.
+    environ: Mapping[str, str] | None = None
+    cwd: str | os.PathLike[str] | None = None
+
+
 class Runner(ABC):
-    """Runs one prompt; ``name`` identifies it in events and stats."""
+    """Runs one prompt; ``name`` identifies it in events and stats.
+
+    Capabilities are class attributes, so a caller asks the runner instead of comparing
+    names: ``dry_run`` runners show the assembled prompt instead of running a model (their
+    output is the prompt: it feeds no stats, no sub-skill context and no ``run_skill``
+    lines, and the prompts are kept on the result).
+    """
 
     name: str = "runner"
+    dry_run: ClassVar[bool] = False
+
+    @classmethod
+    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> Runner:
+        """Build this runner from config and the caller's choices (``build_runner``)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be built by name")
+
+    def spec(self) -> dict[str, Any] | None:
+        """How to build this runner again on another day (a resumed workflow run), or None
+        when that needs what must not be saved (a key) or cannot be known (a Python object)."""
+        return None
 
     @abstractmethod
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:

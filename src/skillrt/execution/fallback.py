@@ -25,8 +25,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Generic, TypeVar
 
-from skillrt.errors import RunnerError, SkillrtError
-from skillrt.execution.errors import IllegalTransition
+from skillrt.errors import IllegalTransition, RunnerError, SkillrtError
 
 
 class PathState(StrEnum):
@@ -235,16 +234,6 @@ class PathRun(Generic[T]):
     error: SkillrtError | None
     attempts: int
     banned: bool = False
-
-
-def as_runner_error(exc: SkillrtError) -> RunnerError:
-    """Any skillrt error raised while running a path, as a (fatal unless retryable)
-    runner error carrying the original code."""
-    if isinstance(exc, RunnerError):
-        return exc
-    err = RunnerError(exc.message, retryable=False, scope="skill", cause=exc.code)
-    err.context.update({k: v for k, v in exc.context.items() if k != "retryable"})
-    return err
 
 
 def run_path(

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from skillrt.atomic import atomic_write_bytes
-from skillrt.execution.errors import PatchConflict, PatchNotFound, PatchRejected
+from skillrt.errors import PatchConflict, PatchNotFound, PatchRejected
 from skillrt.execution.proposals import (
     FileChange,
     PatchProposal,
@@ -131,7 +131,7 @@ def resolve_target(skill_dir: Path, rel: str) -> tuple[str, Path]:
             f"patch path {rel!r} is refused: {exc.message}",
             reason="path_unsafe",
             path=rel,
-            detail=exc.context.get("reason"),
+            detail=exc.reason,
         ) from exc
     norm = "/".join(segments)
     real_dir = Path(os.path.realpath(skill_dir))

@@ -27,11 +27,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from skillrt.dispatch.dispatcher import (
-    Dispatcher,
+from skillrt.dispatch.model import (
     DispatchRequest,
     DispatchResult,
     DispatchSession,
+    SkillDispatcher,
 )
 from skillrt.errors import SkillrtError
 from skillrt.execution.fallback import (
@@ -44,6 +44,7 @@ from skillrt.execution.fallback import (
 )
 from skillrt.execution.prerequisites import missing_prerequisites
 from skillrt.execution.records import new_id
+from skillrt.loading.reads import SkillReads
 from skillrt.routing.plan import ActivationPlan, RouteResult
 
 if TYPE_CHECKING:
@@ -130,11 +131,11 @@ class RunResult:
 
 
 class RunPipeline:
-    """Executes plans through a :class:`Dispatcher` with fallback (and repair)."""
+    """Executes plans through a dispatcher with fallback (and repair)."""
 
     def __init__(
         self,
-        dispatcher: Dispatcher,
+        dispatcher: SkillDispatcher,
         *,
         repairer: Repairer | None = None,
         role: str | None = None,
@@ -147,10 +148,13 @@ class RunPipeline:
         limit = max_parallel or self.config.routing.max_parallel_skills
         self.max_parallel = max(1, min(limit, MAX_PARALLEL))
 
-    def run(self, source: PlanSource, *, run_id: str | None = None) -> RunResult:
+    def run(
+        self, source: PlanSource, *, run_id: str | None = None, reads: SkillReads | None = None
+    ) -> RunResult:
+        """Run ``source``'s plan; ``reads`` holds the bodies planning already read."""
         started = time.perf_counter()
         run_id = run_id or self.dispatcher.run_id or new_id("run")
-        session = self.dispatcher.new_session()
+        session = self.dispatcher.new_session(reads=reads)
         if source.question is not None:
             return self._result(source, run_id, session, (), "needs_user_input", started)
         groups = source.plan.groups or tuple((s.name,) for s in source.plan.skills)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 
-from skillrt.execution.errors import MissingPrerequisite
+from skillrt.errors import MissingPrerequisite
 from skillrt.skills.model import Skill
 
 

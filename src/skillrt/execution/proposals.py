@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from skillrt.execution.errors import PatchRejected
+from skillrt.errors import PatchRejected
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from skillrt.errors import StoreError
 from skillrt.execution.fallback import Transition
 from skillrt.store.base import Store
 
@@ -151,7 +152,7 @@ class ExecutionRecorder:
                         tokens_out=row.tokens_out,
                         fallback_used=row.fallback_used,
                     )
-                except Exception as exc:  # stats must never fail a run
+                except StoreError as exc:  # stats must never fail a run
                     log.warning("recording stats for %s failed: %s", row.skill, exc)
 
 

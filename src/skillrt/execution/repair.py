@@ -34,14 +34,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.dispatch.dispatcher import (
-    Dispatcher,
+from skillrt.dispatch.model import (
     DispatchRequest,
     DispatchResult,
     DispatchSession,
+    SkillDispatcher,
 )
-from skillrt.errors import SkillrtError
-from skillrt.execution.errors import PatchRejected
+from skillrt.errors import PatchRejected, SkillrtError
 from skillrt.execution.failure import (
     Eligibility,
     FailureReport,
@@ -126,7 +125,7 @@ class RepairOutcome:
 class Repairer:
     """Runs the §12 machine for a failed skill through a dispatcher's runner."""
 
-    def __init__(self, dispatcher: Dispatcher, store: Store | None, repairs_dir: Path) -> None:
+    def __init__(self, dispatcher: SkillDispatcher, store: Store | None, repairs_dir: Path) -> None:
         self.dispatcher = dispatcher
         self.store = store
         self.repairs_dir = repairs_dir

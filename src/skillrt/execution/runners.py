@@ -32,6 +32,7 @@ process group so a timeout kills the command and everything it started.
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -45,9 +46,8 @@ from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
 from skillrt.config import ExecutionConfig
-from skillrt.errors import ConfigError, RunnerError
-from skillrt.execution.base import Runner, RunnerResult
-from skillrt.execution.errors import RunnerTimeout
+from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
+from skillrt.execution.base import Runner, RunnerOptions, RunnerResult
 
 #: Always passed to a command runner (when set in the caller's environment).
 BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")
@@ -148,6 +148,27 @@ class CommandRunner(Runner):
         self.max_output_bytes = max_output_bytes
         self.retryable_exit_codes = frozenset(retryable_exit_codes)
         self.kill_grace_s = kill_grace_s
+
+    @classmethod
+    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> CommandRunner:
+        cmd = options.runner_cmd if options.runner_cmd is not None else config.runner_cmd
+        if not cmd:
+            raise ConfigError(
+                "the command runner needs a command (--runner-cmd or execution.runner_cmd)",
+                reason="no_runner_cmd",
+            )
+        return cls(
+            cmd,
+            env=minimal_env(options.environ or {}, config.pass_env),
+            cwd=options.cwd,
+            timeout_s=config.timeout_s,
+            max_output_bytes=config.max_output_bytes,
+            retryable_exit_codes=config.retryable_exit_codes,
+            kill_grace_s=config.kill_grace_s,
+        )
+
+    def spec(self) -> dict[str, Any]:
+        return {"kind": self.name, "cmd": self.command}
 
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
         timeout = self.timeout_s if timeout_s is None else timeout_s
@@ -307,6 +328,22 @@ class OpenAIRunner(Runner):
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
 
+    @classmethod
+    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> OpenAIRunner:
+        url = options.base_url or config.base_url
+        if not url:
+            raise ConfigError(
+                "the openai runner needs a base URL (--base-url or execution.base_url)",
+                reason="no_base_url",
+            )
+        return cls(
+            url,
+            options.model or config.model or "",
+            api_key=options.api_key,
+            timeout_s=config.timeout_s,
+            max_output_bytes=config.max_output_bytes,
+        )
+
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
         timeout = self.timeout_s if timeout_s is None else timeout_s
         messages = []
@@ -384,7 +421,7 @@ def _http_error(exc: urllib.error.HTTPError, ctx: dict[str, Any], start: float) 
     code = exc.code
     try:
         detail = exc.read(4096).decode("utf-8", errors="replace")
-    except Exception:  # a broken error body must not hide the status
+    except (OSError, http.client.HTTPException, ValueError):  # a broken body keeps the status
         detail = ""
     message = _error_detail(detail) or exc.reason or ""
     retry_after = exc.headers.get("Retry-After") if exc.headers else None
@@ -484,6 +521,14 @@ class DryRunRunner(Runner):
     """Returns the assembled prompt as its output: shows what a model would get."""
 
     name = "dry-run"
+    dry_run = True
+
+    @classmethod
+    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> DryRunRunner:
+        return cls()
+
+    def spec(self) -> dict[str, Any]:
+        return {"kind": self.name}
 
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
         return RunnerResult(
@@ -495,7 +540,13 @@ class DryRunRunner(Runner):
         )
 
 
-RUNNER_NAMES = ("command", "openai", "dry-run")
+#: Runner name -> class: how config, the CLI and a resumed workflow name a runner.
+RUNNERS: dict[str, type[Runner]] = {
+    CommandRunner.name: CommandRunner,
+    OpenAIRunner.name: OpenAIRunner,
+    DryRunRunner.name: DryRunRunner,
+}
+RUNNER_NAMES = tuple(RUNNERS)
 
 
 def build_runner(
@@ -509,47 +560,44 @@ def build_runner(
     environ: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> Runner:
-    """The runner the config (and overrides) name.
+    """The runner the config (and overrides) name, through :data:`RUNNERS`.
 
     ``runner_cmd`` alone selects the command runner. ``environ`` is the caller's
     environment, filtered through :func:`minimal_env`; ``api_key`` is an explicit value
     (the CLI reads it from the variable named by ``execution.api_key_env``).
     """
-    cmd = runner_cmd if runner_cmd is not None else config.runner_cmd
-    kind = runner or ("command" if runner_cmd else config.runner)
-    if kind == "dry-run":
-        return DryRunRunner()
-    if kind == "command":
-        if not cmd:
-            raise ConfigError(
-                "the command runner needs a command (--runner-cmd or execution.runner_cmd)",
-                reason="no_runner_cmd",
-            )
-        return CommandRunner(
-            cmd,
-            env=minimal_env(environ or {}, config.pass_env),
-            cwd=cwd,
-            timeout_s=config.timeout_s,
-            max_output_bytes=config.max_output_bytes,
-            retryable_exit_codes=config.retryable_exit_codes,
-            kill_grace_s=config.kill_grace_s,
+    kind = runner or (CommandRunner.name if runner_cmd else config.runner)
+    cls = RUNNERS.get(kind)
+    if cls is None:
+        raise ConfigError(
+            f"unknown runner {kind!r}; use one of {', '.join(RUNNER_NAMES)}",
+            reason="unknown_runner",
+            runner=kind,
         )
-    if kind == "openai":
-        url = base_url or config.base_url
-        if not url:
-            raise ConfigError(
-                "the openai runner needs a base URL (--base-url or execution.base_url)",
-                reason="no_base_url",
-            )
-        return OpenAIRunner(
-            url,
-            model or config.model or "",
-            api_key=api_key,
-            timeout_s=config.timeout_s,
-            max_output_bytes=config.max_output_bytes,
-        )
-    raise ConfigError(
-        f"unknown runner {kind!r}; use one of {', '.join(RUNNER_NAMES)}",
-        reason="unknown_runner",
-        runner=kind,
+    options = RunnerOptions(
+        runner_cmd=runner_cmd,
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        environ=environ,
+        cwd=cwd,
     )
+    return cls.from_options(config, options)
+
+
+def rebuild_runner(
+    config: ExecutionConfig,
+    spec: Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+) -> Runner | None:
+    """The runner a saved :meth:`Runner.spec` describes, or None when it names no runner
+    that can be built from a spec alone."""
+    kind = spec.get("kind")
+    cls = RUNNERS.get(kind) if isinstance(kind, str) else None
+    if cls is None or cls.spec is Runner.spec:
+        return None
+    cmd = spec.get("cmd")
+    options = RunnerOptions(runner_cmd=str(cmd or ""), environ=environ, cwd=cwd)
+    return cls.from_options(config, options)

@@ -145,8 +145,8 @@ def _project_dir(payload_cwd: str | None) -> str:
 
 
 def _where(opts: Options, project: str) -> dict[str, Any]:
-    """State folder, identity and socket, without importing the runtime unless a config
-    file is in play (then its ``state_dir`` must be read the way every command reads it)."""
+    """State folder, identity and socket, without importing the runtime; with a config
+    file, only its ``state_dir`` is read (the way every command reads it)."""
     config_file = None
     if opts.config:
         config_file = os.path.realpath(os.path.join(project, opts.config))
@@ -156,8 +156,12 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         state_dir = os.path.join(project, opts.state or ".skillrt")
         project_dir = project
     else:
-        config = _config(opts, project)
-        state_dir, project_dir = str(config.state_dir), str(config.project_dir)
+        from pathlib import Path
+
+        from skillrt.cli.settings import locate_state
+
+        found = locate_state(opts.config, opts.state, cwd=Path(project))
+        state_dir, project_dir = str(found[0]), str(found[1])
     roots = [os.path.realpath(os.path.join(project, r)) for r in opts.roots] or None
     expect = {"roots": roots, "config": config_file, "project_dir": project_dir}
     return {"state_dir": os.path.abspath(state_dir), "expect": expect}

@@ -17,15 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from skillrt.atomic import atomic_write_text
-from skillrt.errors import SkillrtError
+from skillrt.errors import InstallError
 
 BACKUP_SUFFIX = ".skillrt.bak"
-
-
-class InstallError(SkillrtError):
-    """A client config file cannot be changed safely (unreadable, or in conflict)."""
-
-    code = "E_INSTALL"
 
 
 @dataclass(frozen=True)

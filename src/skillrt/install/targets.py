@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.install.files import FileEdit, InstallError, dump_json, load_json, read_text
+from skillrt.errors import InstallError
+from skillrt.install.files import FileEdit, dump_json, load_json, read_text
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 #: Each client's config folder, in the project or the home folder.

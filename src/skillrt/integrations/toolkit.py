@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from skillrt.errors import SkillrtError
+from skillrt.errors import MissingExtra
 
 if TYPE_CHECKING:
     from skillrt.mcp.service import SkillService
@@ -24,12 +24,6 @@ if TYPE_CHECKING:
 #: The tools an agent gets (the MCP server's ``resolve_mentions`` and ``run_skill`` are
 #: for clients; a framework's own loop runs the skill).
 TOOLS = ("route_skills", "activate_skill", "read_skill_resource")
-
-
-class MissingExtra(SkillrtError):
-    """The framework this integration adapts to is not installed."""
-
-    code = "E_MISSING_EXTRA"
 
 
 def require(module: str, extra: str) -> None:

@@ -119,7 +119,7 @@ def apply_command(
     try:
         skill = registry.get(target)
     except AmbiguousSkill as exc:
-        ids = [str(c) for c in exc.context.get("candidates", ())]
+        ids = [str(c) for c in exc.candidates or ()]
         return CommandOutcome(command, False, messages.ambiguous(target, ids))
     except SkillNotFound:
         return CommandOutcome(command, False, messages.no_match(target))

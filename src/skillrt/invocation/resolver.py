@@ -111,7 +111,12 @@ class InvocationResolver:
 
     # -- public -----------------------------------------------------------------------
     def resolve(
-        self, text: str, *, surface: Surface = "user", apply_commands: bool = False
+        self,
+        text: str,
+        *,
+        surface: Surface = "user",
+        apply_commands: bool = False,
+        load_body: BodyLoader | None = None,
     ) -> Resolution:
         """Scan ``text``, resolve every mention and ``/skill`` command, activate at most one.
 
@@ -119,7 +124,8 @@ class InvocationResolver:
         ``disable-model-invocation`` skill does not activate from ``"model"`` and
         ``/skill enable|disable`` from ``"model"`` is not applied. With
         ``apply_commands`` the commands run (before the mentions resolve, so
-        ``/skill enable x`` then ``$x`` works in one message).
+        ``/skill enable x`` then ``$x`` works in one message). ``load_body`` replaces
+        the resolver's loader for this call (a run that reads each body once).
         """
         t0 = time.perf_counter()
         if surface not in SURFACES:
@@ -167,7 +173,7 @@ class InvocationResolver:
                     for m, o in zip(mentions, per_mention, strict=True)
                     if o.kind == "activate" and o.index == i
                 ]
-                activation = self._activate(i, named[0], diagnostics)
+                activation = self._activate(i, named[0], diagnostics, load_body)
                 if activation is not None:
                     activated.append(activation)
                     removed.extend((m.start, m.end) for m in named)
@@ -257,12 +263,16 @@ class InvocationResolver:
         return _diag(messages.AMBIGUOUS, m, message, tuple(ids))
 
     def _activate(
-        self, i: int, mention: Mention, diagnostics: list[InvocationDiagnostic]
+        self,
+        i: int,
+        mention: Mention,
+        diagnostics: list[InvocationDiagnostic],
+        load_body: BodyLoader | None = None,
     ) -> Activation | None:
         skill = self.index.skills[i]
         qn = skill.qualified_name
         try:
-            loaded = self._load_body(skill)
+            loaded = (load_body or self._load_body)(skill)
         except (SkillrtError, OSError, UnicodeError) as exc:
             code = exc.code if isinstance(exc, SkillrtError) else type(exc).__name__
             detail = exc.message if isinstance(exc, SkillrtError) else str(exc)

@@ -48,8 +48,7 @@ def _as_ref(ref: Skill | SkillRef) -> SkillRef:
 
 
 def _with_skill(exc: SkillrtError, ref: SkillRef) -> SkillrtError:
-    exc.context.setdefault("skill", ref.qualified_name)
-    return exc
+    return exc.fill(skill=ref.qualified_name)
 
 
 def decode_text(data: bytes, shown: str) -> str:
@@ -129,6 +128,8 @@ class RawBody:
     bytes_read: int
     real_path: str
     cached: bool
+    #: The file line ``text`` starts on (for edges' line numbers).
+    body_line: int = 1
 
 
 def read_skill_body(ref: Skill | SkillRef, limits: LoaderLimits | None = None) -> RawBody:
@@ -149,12 +150,15 @@ def read_skill_body(ref: Skill | SkillRef, limits: LoaderLimits | None = None) -
     try:
         loaded = _read(sref, (file_name,), file_name, limits.max_skill_file_bytes, "SKILL.md", None)
         try:
-            body = split_frontmatter(loaded.text).body.strip("\n").rstrip() + "\n"
+            doc = split_frontmatter(loaded.text)
+            stripped = doc.body.lstrip("\n")
+            body_line = doc.body_line + len(doc.body) - len(stripped)
+            body = stripped.rstrip() + "\n"
         except InvalidFrontmatter as exc:
-            exc.context.setdefault("path", loaded.real_path)
+            exc.fill(path=loaded.real_path)
             raise
     except SkillIOError as exc:
-        if exc.context.get("reason") == "not_found":
+        if exc.reason == "not_found":
             raise _with_skill(
                 SkillNotFound(
                     f"SKILL.md of '{sref.qualified_name}' is missing",
@@ -172,6 +176,7 @@ def read_skill_body(ref: Skill | SkillRef, limits: LoaderLimits | None = None) -
         loaded.bytes_read,
         loaded.real_path,
         loaded.cached,
+        body_line,
     )
 
 
@@ -188,11 +193,23 @@ def load_skill_body(
     (see :mod:`skillrt.loading.body`), sets ``truncated``, and spills the whole body to
     ``spill_dir`` when one is given. Never opens anything but SKILL.md.
     """
+    limits = limits or LoaderLimits()
+    return fit_skill_body(ref, read_skill_body(ref, limits), limits, spill_dir=spill_dir)
+
+
+def fit_skill_body(
+    ref: Skill | SkillRef,
+    raw: RawBody,
+    limits: LoaderLimits | None = None,
+    *,
+    spill_dir: Path | None = None,
+) -> LoadResult:
+    """Fit a body already read by :func:`read_skill_body` into the Level-2 limits (see
+    :func:`load_skill_body`); reads nothing but what it spills."""
     from skillrt.errors import BodyTooLarge
 
     limits = limits or LoaderLimits()
     sref = _as_ref(ref)
-    raw = read_skill_body(sref, limits)
     body, sha, real = raw.text, raw.sha256, raw.real_path
     file_name = sref.skill_file.name if sref.skill_file is not None else "SKILL.md"
     lines, chars = count_lines(body), len(body)

@@ -384,7 +384,7 @@ def open_in_jail(
         try:
             found = walk.resolve(segments)
         except SkillIOError as exc:
-            if exc.context.get("reason") == "not_found" and any(c in shown for c in "*?["):
+            if exc.reason == "not_found" and any(c in shown for c in "*?["):
                 exc.message += " (names are literal: glob patterns are not expanded)"
                 exc.args = (exc.message,)
             raise
@@ -437,7 +437,7 @@ def safe_join(base: Path | str, relative_path: str) -> Path:
     try:
         segments = check_relative_path(relative_path)
     except PathTraversalBlocked as exc:
-        if exc.context.get("reason") == "empty":
+        if exc.reason == "empty":
             return jail  # "" or "." is the folder itself
         raise
     walk = _Walk(jail, relative_path, use_fds=FD_WALK)
@@ -446,7 +446,7 @@ def safe_join(base: Path | str, relative_path: str) -> Path:
         try:
             found = walk.resolve(segments)
         except SkillIOError as exc:
-            if exc.context.get("reason") != "not_found":
+            if exc.reason != "not_found":
                 raise
             # The rest does not exist yet: join it to the deepest real folder reached.
             # No link can hide in a missing part, but a link target may have left a

@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import McpConfig
-from skillrt.errors import SkillDisabled, SkillrtError, UsageError
+from skillrt.errors import (
+    FeatureUnavailable,
+    InternalError,
+    ModelInvocationDisabled,
+    SkillDisabled,
+    SkillrtError,
+    UsageError,
+)
 from skillrt.mcp.files import DigestCache, mime_type, read_skill_file
 from skillrt.mcp.publish import (
     META_PREFIX,
@@ -53,30 +60,6 @@ UNLOCKED_TOOLS = frozenset({"run_skill"})
 #: Page sizes of resources/list and skills/list.
 RESOURCES_PAGE = 500
 SKILLS_PAGE = 100
-
-
-class ModelInvocationDisabled(SkillrtError):
-    """The skill has ``disable-model-invocation: true``: a model may not activate it."""
-
-    code = "MODEL_INVOCATION_DISABLED"
-
-
-class InternalError(SkillrtError):
-    """A bug: an unexpected exception inside a tool (logged with its traceback)."""
-
-    code = "E_INTERNAL"
-
-
-class ServeError(SkillrtError):
-    """The server could not start (the port is taken, no permission, ...)."""
-
-    code = "E_SERVE"
-
-
-class FeatureUnavailable(SkillrtError):
-    """This build of skillrt has no implementation of the requested stage."""
-
-    code = "E_UNAVAILABLE"
 
 
 @dataclass(frozen=True)

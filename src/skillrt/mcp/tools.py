@@ -2,12 +2,14 @@
 
 ``activate_skill``'s ``name`` is an enum of the skills a model may activate, so a
 client (and the model) sees exactly which names are valid; the spec is rebuilt whenever
-the skills change. Argument checking lives here too, so every surface refuses the same
-way with the same error codes.
+the skills change. Arguments are checked here against the same schemas, by jsonschema,
+so every surface refuses the same way with the same error codes.
 """
 
 from __future__ import annotations
 
+import copy
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -117,41 +119,77 @@ def tool_specs(activatable: Sequence[str]) -> list[ToolSpec]:
 
 
 def check_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | None) -> dict[str, Any]:
-    """Validate ``arguments`` against ``spec``; raise UsageError (E_USAGE) when wrong.
+    """Validate ``arguments`` against ``spec``'s JSON Schema (jsonschema); raise UsageError
+    (E_USAGE) naming the argument when they do not fit, and fill in the defaults.
 
-    Only the shapes the tools use are checked: an object of known keys, required keys
-    present, strings (or null where allowed), length bounds. The enum is not enforced
-    here: a name outside it gets the runtime's precise error (SkillNotFound,
-    SkillDisabled, ...) rather than a bare "not one of".
+    Two rules are added to the published schema: every string is at most
+    :data:`MAX_TEXT_CHARS` long, and a string with ``minLength`` must not be blank. The
+    enum is not enforced here: a name outside it gets the runtime's precise error
+    (SkillNotFound, SkillDisabled, ...) rather than a bare "not one of".
     """
     args = dict(arguments or {})
-    props: dict[str, Any] = spec.input_schema["properties"]
-    unknown = sorted(set(args) - set(props))
-    if unknown:
-        raise UsageError(
-            f"{spec.name}: unknown argument(s): {', '.join(unknown)}",
-            tool=spec.name,
-            arguments=unknown,
-        )
-    for key in spec.input_schema.get("required", []):
-        if key not in args:
-            raise UsageError(f"{spec.name}: missing argument '{key}'", tool=spec.name, argument=key)
-    for key, value in args.items():
-        schema = props[key]
-        nullable = "anyOf" in schema
-        if value is None and nullable:
-            continue
-        if not isinstance(value, str):
-            raise UsageError(f"{spec.name}: '{key}' must be a string", tool=spec.name, argument=key)
-        if len(value) > MAX_TEXT_CHARS:
-            raise UsageError(
-                f"{spec.name}: '{key}' is longer than {MAX_TEXT_CHARS} characters",
-                tool=spec.name,
-                argument=key,
-            )
-        if schema.get("minLength") and not value.strip():
-            raise UsageError(f"{spec.name}: '{key}' is empty", tool=spec.name, argument=key)
-    for key, schema in props.items():
+    errors = sorted(_validator(spec).iter_errors(args), key=_error_order)
+    if errors:
+        raise _usage_error(spec, args, errors[0])
+    for key, schema in spec.input_schema["properties"].items():
         if key not in args and "default" in schema:
             args[key] = schema["default"]
     return args
+
+
+def _validator(spec: ToolSpec) -> Any:
+    key = json.dumps(spec.input_schema, sort_keys=True)
+    found = _VALIDATORS.get(key)
+    if found is None:
+        from jsonschema import Draft202012Validator
+
+        found = _VALIDATORS[key] = Draft202012Validator(_checked_schema(spec.input_schema))
+    return found
+
+
+_VALIDATORS: dict[str, Any] = {}
+
+
+def _checked_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """``schema`` with the two added rules, and without ``enum`` (see check_arguments)."""
+    out = copy.deepcopy(dict(schema))
+
+    def strings(node: dict[str, Any]) -> None:
+        node.pop("enum", None)
+        if node.get("type") == "string":
+            node["maxLength"] = MAX_TEXT_CHARS
+            if node.get("minLength"):
+                node["pattern"] = r"\S"
+        for branch in node.get("anyOf", ()):
+            strings(branch)
+
+    for prop in out["properties"].values():
+        strings(prop)
+    return out
+
+
+def _error_order(error: Any) -> tuple[int, str]:
+    # Unknown and missing arguments first (they say the most), then by argument.
+    rank = {"additionalProperties": 0, "required": 1, "type": 2}.get(error.validator, 3)
+    return rank, ".".join(str(p) for p in error.path)
+
+
+def _usage_error(spec: ToolSpec, args: Mapping[str, Any], error: Any) -> UsageError:
+    name = spec.name
+    if error.validator == "additionalProperties":
+        unknown = sorted(set(args) - set(spec.input_schema["properties"]))
+        return UsageError(
+            f"{name}: unknown argument(s): {', '.join(unknown)}", tool=name, arguments=unknown
+        )
+    if error.validator == "required":
+        missing = next(k for k in error.validator_value if k not in args)
+        return UsageError(f"{name}: missing argument '{missing}'", tool=name, argument=missing)
+    key = str(error.path[0]) if error.path else None
+    if key is None:
+        return UsageError(f"{name}: the arguments must be an object", tool=name)
+    why = {
+        "maxLength": f"is longer than {MAX_TEXT_CHARS} characters",
+        "minLength": "is empty",
+        "pattern": "is empty",
+    }.get(error.validator, "must be a string")
+    return UsageError(f"{name}: '{key}' {why}", tool=name, argument=key)

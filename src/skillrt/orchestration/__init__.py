@@ -5,14 +5,14 @@ workflow_advance`` are the entry points; :class:`WorkflowEngine` drives a run fr
 the state stored by :class:`WorkflowStore`. See docs/orchestration.md.
 """
 
-from skillrt.orchestration.errors import (
-    IllegalTransition,
+from skillrt.errors import (
     MemoryPathEscape,
     MemoryVerificationFailed,
     PhaseRunFailed,
     WorkflowBusy,
     WorkflowConfigError,
     WorkflowError,
+    WorkflowIllegalTransition,
     WorkflowNotFound,
     WorkflowRunnerRequired,
 )
@@ -26,7 +26,7 @@ from skillrt.orchestration.status import RunSummary, WorkflowStatus
 __all__ = [
     "COMPLETE_MARKER",
     "EngineSettings",
-    "IllegalTransition",
+    "WorkflowIllegalTransition",
     "MemoryPathEscape",
     "MemoryVerificationFailed",
     "PhaseRunFailed",

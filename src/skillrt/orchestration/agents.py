@@ -19,7 +19,6 @@ agent's name when a role guide of that name exists, else ``dispatch.default_role
 
 from __future__ import annotations
 
-import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,14 +29,16 @@ from skillrt.orchestration.prompt import runtime_header
 from skillrt.orchestration.spec import PhaseSpec
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable
 
     from skillrt.config import RuntimeConfig
-    from skillrt.dispatch.dispatcher import Dispatcher
-    from skillrt.dispatch.edges import EdgeIndex
+    from skillrt.dispatch.model import SkillDispatcher
     from skillrt.dispatch.roles import RoleGuides
     from skillrt.skills.registry import SkillRegistry
-    from skillrt.store.base import Store
+
+    #: ``(runner, timeout_s, run_id) -> dispatcher`` for a run's phases (the runtime
+    #: builds it over its dispatch service).
+    DispatcherFactory = Callable[[Runner, float | None, str], SkillDispatcher]
 
 __all__ = ["DirectAgents", "DispatchedAgents", "PhaseAgents", "PhaseCall", "PreparedPhase"]
 
@@ -51,6 +52,8 @@ class PhaseCall:
     phase: PhaseSpec
     task: str
     timeout_s: float | None
+    #: The composite skill's folder (its SKILL.md when the registry does not have it).
+    skill_dir: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,75 +102,50 @@ class DirectAgents(PhaseAgents):
 
 
 class DispatchedAgents(PhaseAgents):
-    """Each phase agent is a delegated dispatch of the composite skill."""
+    """Each phase agent is a delegated dispatch of the composite skill.
+
+    Args:
+        registry: The skills (the composite skill is dispatched from it when it is there).
+        config: The runtime configuration (``dispatch.default_role``).
+        roles: The role guides.
+        dispatcher: Builds the dispatcher of one run's phases: ``(runner, timeout_s,
+            run_id)``; it keeps no prompts and follows no edges' outputs into context.
+    """
 
     def __init__(
         self,
         registry: SkillRegistry,
         config: RuntimeConfig,
         *,
-        store: Store | None = None,
-        environ: Mapping[str, str] | None = None,
+        roles: RoleGuides,
+        dispatcher: DispatcherFactory,
     ) -> None:
         self.registry = registry
         self.config = config
-        self.store = store
-        self.environ = environ
-        self._edges: EdgeIndex | None = None
-        self._roles: RoleGuides | None = None
-        self._dispatchers: dict[tuple[int, float | None, str], Dispatcher] = {}
+        self.roles = roles
+        self._make = dispatcher
+        self._dispatchers: dict[tuple[int, float | None, str], SkillDispatcher] = {}
 
-    def _shared(self) -> tuple[EdgeIndex, RoleGuides]:
-        from skillrt.dispatch.edges import EdgeIndex
-        from skillrt.dispatch.roles import RoleGuides
-
-        if self._edges is None or self._roles is None:
-            self._edges = EdgeIndex(
-                self.registry.skills(), max_bytes=self.config.discovery.max_skill_file_bytes
-            )
-            self._roles = RoleGuides(self.config.dispatch.roles_dir)
-        return self._edges, self._roles
-
-    def _dispatcher(self, runner: Runner, timeout_s: float | None, run_id: str) -> Dispatcher:
-        from skillrt.dispatch.dispatcher import Dispatcher
-
+    def _dispatcher(self, runner: Runner, timeout_s: float | None, run_id: str) -> SkillDispatcher:
         key = (id(runner), timeout_s, run_id)
         found = self._dispatchers.get(key)
         if found is None:
-            edges, roles = self._shared()
-            config = self.config
-            if timeout_s is not None:
-                execution = dataclasses.replace(config.execution, timeout_s=timeout_s)
-                config = dataclasses.replace(config, execution=execution)
-            found = Dispatcher(
-                self.registry,
-                config,
-                runner,
-                store=self.store,
-                edges=edges,
-                roles=roles,
-                environ=self.environ,
-                run_id=run_id,
-                keep_prompts=False,
-            )
-            self._dispatchers[key] = found
+            found = self._dispatchers[key] = self._make(runner, timeout_s, run_id)
         return found
 
     def role_for(self, phase: PhaseSpec) -> str:
         """The phase's role, else its agent's name if that is a role, else the default."""
         if phase.role:
             return phase.role
-        _, roles = self._shared()
-        if phase.agent in roles.names():
+        if phase.agent in self.roles.names():
             return phase.agent
         return self.config.dispatch.default_role
 
     def validate(self, phases: tuple[PhaseSpec, ...]) -> None:
         """Every explicit ``role`` must have a role guide (:class:`UnknownRole`)."""
-        _, roles = self._shared()
         for phase in phases:
             if phase.role:
-                roles.get(phase.role)
+                self.roles.get(phase.role)
 
     def _target(self, skill: str) -> str | None:
         try:
@@ -176,17 +154,24 @@ class DispatchedAgents(PhaseAgents):
             return None  # started from a folder outside the registry: role guide + task
 
     def prepare(self, call: PhaseCall, runner: Runner | None) -> PreparedPhase:
-        from skillrt.dispatch.dispatcher import DispatchRequest
+        from skillrt.dispatch.model import DispatchRequest
         from skillrt.execution.runners import DryRunRunner
 
         role = self.role_for(call.phase)
+        target = self._target(call.skill)
+        context = None
+        if target is None and call.phase.instructions is None and call.skill_dir:
+            # A phase without instructions runs on the skill's body: a composite started
+            # from a folder outside the registry still gets it, as context.
+            context = self._folder_body(call.skill, call.skill_dir)
         request = DispatchRequest(
-            skill=self._target(call.skill),
+            skill=target,
             prompt=call.task,
             role=role,
             execution_mode="delegated",
             depth=0,
             request_id=f"{call.run_id}-{call.phase.id}",
+            context=context,
             follow_edges=False,
         )
         # Manual mode only shows the prompt: a dry-run runner stands in.
@@ -195,6 +180,20 @@ class DispatchedAgents(PhaseAgents):
         ready = dispatcher.prepare(request, session)
         handle = (dispatcher, request, session, ready) if runner is not None else None
         return PreparedPhase(call=call, prompt=ready.prompt, role=role, handle=handle)
+
+    def _folder_body(self, name: str, skill_dir: str) -> str | None:
+        from pathlib import Path
+
+        from skillrt.loading import injection_block, load_skill_body
+        from skillrt.skills.model import SkillRef
+        from skillrt.skills.reader import find_skill_md
+
+        folder = Path(skill_dir)
+        skill_md = find_skill_md(folder)
+        if skill_md is None:
+            return None
+        ref = SkillRef(name, name, "folder", folder, skill_md)
+        return injection_block(ref, load_skill_body(ref, self.config.limits))
 
     def run(self, prepared: PreparedPhase) -> RunnerResult:
         from skillrt.execution.fallback import PathState

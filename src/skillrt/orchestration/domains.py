@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skillrt.orchestration.errors import WorkflowConfigError
+from skillrt.errors import WorkflowConfigError
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, Matrix

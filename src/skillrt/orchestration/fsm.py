@@ -2,7 +2,7 @@
 
 A run moves through one state per completed step; step 5 holds a phase machine per
 phase. Every move goes through :func:`check_run` / :func:`check_phase`, which raise
-:class:`IllegalTransition` (``E_WORKFLOW_ILLEGAL_TRANSITION``) for anything the tables
+:class:`WorkflowIllegalTransition` (``E_WORKFLOW_ILLEGAL_TRANSITION``) for anything the tables
 below do not list, so a step can be neither skipped nor reordered.
 """
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from skillrt.orchestration.errors import IllegalTransition
+from skillrt.errors import WorkflowIllegalTransition
 
 __all__ = [
     "PHASE_TRANSITIONS",
@@ -157,7 +157,9 @@ def step(number: int) -> Step:
     try:
         return _BY_NUMBER[number]
     except KeyError:
-        raise IllegalTransition(f"there is no step {number}; steps are 1-6", step=number) from None
+        raise WorkflowIllegalTransition(
+            f"there is no step {number}; steps are 1-6", step=number
+        ) from None
 
 
 def check_run(
@@ -171,7 +173,7 @@ def check_run(
     cur, tgt = RunState(current), RunState(target)
     allowed = RUN_TRANSITIONS[cur]
     if tgt not in allowed:
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"run {run_id or '?'}: cannot go from '{cur}' to '{tgt}'"
             + (f"; allowed: {', '.join(sorted(allowed))}" if allowed else "; the run is finished"),
             run_id=run_id,
@@ -180,7 +182,7 @@ def check_run(
             allowed=sorted(allowed),
         )
     if cur is RunState.BLOCKED and (blocked_from is None or tgt != RunState(blocked_from)):
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"run {run_id or '?'} is blocked at '{blocked_from}'; it can only resume there",
             run_id=run_id,
             from_state=cur,
@@ -200,7 +202,7 @@ def check_phase(
     cur, tgt = PhaseState(current), PhaseState(target)
     allowed = PHASE_TRANSITIONS[cur]
     if tgt not in allowed:
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"phase {phase_id or '?'} of run {run_id or '?'}: cannot go from '{cur}' to '{tgt}'"
             + ("; it is already verified and never runs again" if not allowed else ""),
             run_id=run_id,
@@ -220,7 +222,7 @@ def check_phase_order(
     """Raise unless every phase before ``index`` is verified and none after it started."""
     for earlier_id, state in phases[:index]:
         if PhaseState(state) is not PhaseState.VERIFIED:
-            raise IllegalTransition(
+            raise WorkflowIllegalTransition(
                 f"run {run_id or '?'}: phase '{phases[index][0]}' cannot start before "
                 f"'{earlier_id}' is verified (it is {state})",
                 run_id=run_id,
@@ -229,7 +231,7 @@ def check_phase_order(
             )
     for later_id, state in phases[index + 1 :]:
         if PhaseState(state) is not PhaseState.PENDING:
-            raise IllegalTransition(
+            raise WorkflowIllegalTransition(
                 f"run {run_id or '?'}: phase '{later_id}' is already {state}",
                 run_id=run_id,
                 phase_id=phases[index][0],
@@ -241,16 +243,16 @@ def check_step_output(number: int, output: Mapping[str, Any]) -> None:
     spec = step(number)
     missing = [k for k in spec.output_keys if k not in output]
     if missing:
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"step {number} {spec.name} cannot complete without {', '.join(missing)}",
             step=number,
             missing=missing,
         )
     if number == 1 and not _TASK_ID.match(str(output["task_id"])):
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"task id {output['task_id']!r} is not 12 lowercase hex characters", step=1
         )
     if number == 2 and output["confidence"] not in CONFIDENCE_LABELS:
-        raise IllegalTransition(
+        raise WorkflowIllegalTransition(
             f"confidence {output['confidence']!r} is not one of {CONFIDENCE_LABELS}", step=2
         )

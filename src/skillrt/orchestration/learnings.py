@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skillrt.atomic import atomic_write_text
-from skillrt.orchestration.errors import MemoryPathEscape
+from skillrt.errors import MemoryPathEscape
 
 __all__ = [
     "FileLearnings",

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillrt.atomic import atomic_write_text
-from skillrt.orchestration.errors import MemoryPathEscape, MemoryVerificationFailed
+from skillrt.errors import MemoryPathEscape, MemoryVerificationFailed
 
 __all__ = [
     "BLOCKED_PREFIX",

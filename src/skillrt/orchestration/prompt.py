@@ -1,7 +1,8 @@
 """Assemble a phase agent's task (seed 002 step 5 + the agent protocol's step 0).
 
 The task carries, in order: the phase identity line, the domain learnings (step 0:
-learning injection), the phase instructions with ``{task_id}`` substituted, the memory
+learning injection), the phase instructions with ``{task_id}`` substituted (or, for a
+phase without any, a pointer to the role guide and the composite skill), the memory
 files its ``context`` patterns matched, and the output contract naming the exact
 memory file path the agent must write. The ``Memory file:`` line is machine-readable so
 a runner script can find the path. The dispatcher (``agents.py``) wraps the task with
@@ -100,7 +101,14 @@ def build_phase_prompt(p: PhasePrompt) -> str:
     out.append("")
     out.append("## Phase instructions")
     out.append("")
-    out.append(phase.instructions.replace("{task_id}", p.task_id).rstrip("\n"))
+    if phase.instructions is not None:
+        out.append(phase.instructions.replace("{task_id}", p.task_id).rstrip("\n"))
+    else:
+        out.append(
+            f"`config.yaml` gives this phase no instructions of its own: do the `{phase.agent}` "
+            f"part of `{p.skill}` as your role guide and the composite skill's instructions "
+            "(both above) describe it, with the context below."
+        )
     out.append("")
     out.append("## Context: memory files")
     out.append("")

@@ -22,7 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from skillrt.errors import RunnerError, SkillrtError, StoreConflict, StoreError, UsageError
+from skillrt.errors import (
+    InternalError,
+    MemoryVerificationFailed,
+    PhaseRunFailed,
+    RunnerError,
+    SkillrtError,
+    StoreConflict,
+    StoreError,
+    UsageError,
+    WorkflowBusy,
+    WorkflowError,
+    WorkflowIllegalTransition,
+    WorkflowNotFound,
+    WorkflowRunnerRequired,
+)
 from skillrt.execution.base import Runner
 from skillrt.orchestration.agents import DirectAgents, PhaseAgents, PhaseCall, PreparedPhase
 from skillrt.orchestration.documents import (
@@ -32,15 +46,6 @@ from skillrt.orchestration.documents import (
     render_workflow_context,
 )
 from skillrt.orchestration.domains import DomainClassifier
-from skillrt.orchestration.errors import (
-    IllegalTransition,
-    MemoryVerificationFailed,
-    PhaseRunFailed,
-    WorkflowBusy,
-    WorkflowError,
-    WorkflowNotFound,
-    WorkflowRunnerRequired,
-)
 from skillrt.orchestration.events import (
     COMPLETE_MARKER,
     Checkpoint,
@@ -77,7 +82,7 @@ Mode = Literal["runner", "manual"]
 RunnerFactory = Callable[[Mapping[str, Any]], Runner]
 
 #: Errors that say nothing about the run itself: the run is left as it was.
-_NOT_BLOCKING = (WorkflowBusy, IllegalTransition, WorkflowNotFound, WorkflowRunnerRequired)
+_NOT_BLOCKING = (WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound, WorkflowRunnerRequired)
 #: The step each resting state leads to (steps 1-4 and 6; step 5 is handled apart).
 _NEXT_STEP = {s.requires: s.number for s in STEPS}
 
@@ -264,11 +269,11 @@ class WorkflowEngine:
         try:
             rec = self.store.load(run_id)
             if rec.state is RunState.COMPLETED:
-                raise IllegalTransition(
+                raise WorkflowIllegalTransition(
                     f"run {run_id} is completed; there is nothing to advance", run_id=run_id
                 )
             if rec.active_state is not RunState.TRIGGERING_AGENTS:
-                raise IllegalTransition(
+                raise WorkflowIllegalTransition(
                     f"run {run_id} is at '{rec.active_state}'; advance verifies the phases of "
                     "step 5 (TRIGGER_AGENTS), which has not started",
                     run_id=run_id,
@@ -277,7 +282,7 @@ class WorkflowEngine:
             try:
                 prec = rec.phase(phase_id)
             except KeyError:
-                raise IllegalTransition(
+                raise WorkflowIllegalTransition(
                     f"run {run_id} has no phase {phase_id!r}; phases: "
                     + ", ".join(p.phase_id for p in rec.phases),
                     run_id=run_id,
@@ -289,7 +294,7 @@ class WorkflowEngine:
             try:
                 verified = folder.verify(prec.memory_file, phase_id=phase_id)
             except WorkflowError as exc:
-                exc.context.setdefault("run_id", run_id)
+                exc.fill(run_id=run_id)
                 raise
             if rec.state is RunState.BLOCKED:
                 self.store.unblock(run_id, owner=owner)
@@ -322,11 +327,11 @@ class WorkflowEngine:
         except StoreError:
             raise
         except SkillrtError as exc:
-            exc.context.setdefault("run_id", run_id)
+            exc.fill(run_id=run_id)
             self._block(run_id, exc.to_dict())
             raise
         except Exception as exc:
-            self._block(run_id, {"code": "E_INTERNAL", "message": f"{type(exc).__name__}: {exc}"})
+            self._block(run_id, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
             raise
         finally:
             self._release(run_id, owner)
@@ -381,7 +386,9 @@ class WorkflowEngine:
         elif number == 6:
             self._step_complete(rec)
         else:  # pragma: no cover - the FSM table has no other resting state
-            raise IllegalTransition(f"no step runs from state {rec.state}", run_id=rec.run_id)
+            raise WorkflowIllegalTransition(
+                f"no step runs from state {rec.state}", run_id=rec.run_id
+            )
 
     def _step_task_id(self, rec: RunRecord) -> None:
         folder = self._folder(rec)
@@ -631,7 +638,7 @@ class WorkflowEngine:
         try:
             verified = folder.verify(prec.memory_file, phase_id=phase.id)
         except MemoryVerificationFailed as exc:
-            exc.context.setdefault("run_id", run_id)
+            exc.fill(run_id=run_id)
             self._mark_failed(rec, phase, exc)
             raise
         self._mark_verified(
@@ -752,6 +759,7 @@ class WorkflowEngine:
             phase=phase,
             task=task,
             timeout_s=phase.timeout_s or self.settings.default_timeout_s,
+            skill_dir=rec.skill_dir,
         )
         return self.agents.prepare(call, runner)
 

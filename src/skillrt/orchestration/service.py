@@ -1,8 +1,11 @@
-"""Wires the engine to a runtime: config, store, registry, runners, embedding backend.
+"""Composite-skill runs over the collaborators the runtime gives it.
 
-:class:`Workflows` is what ``SkillRuntime.workflow_*`` delegate to; it resolves a
-composite skill by name (or folder), the memory and learnings folders, and how a
-run's saved runner spec is turned back into a runner on resume.
+:class:`Workflows` is what ``SkillRuntime.workflow_*`` delegate to. The runtime hands it
+the store, the current registry, the phase agents (dispatches of the composite skill)
+and the domain classifier; it resolves a composite skill by name (or folder), the
+memory and learnings folders, and turns a run's saved runner spec back into a runner on
+resume. Each operation's options are declared once (:class:`StartOptions`,
+:class:`ResumeOptions`) and passed through unchanged.
 """
 
 from __future__ import annotations
@@ -10,12 +13,12 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from skillrt.config import OrchestrationConfig, RuntimeConfig
-from skillrt.orchestration.agents import DispatchedAgents
+from skillrt.errors import WorkflowConfigError, WorkflowRunnerRequired
+from skillrt.orchestration.agents import PhaseAgents
 from skillrt.orchestration.domains import DomainClassifier
-from skillrt.orchestration.errors import WorkflowConfigError, WorkflowRunnerRequired
 from skillrt.orchestration.events import Checkpoint, Observer
 from skillrt.orchestration.learnings_store import StoreLearnings
 from skillrt.orchestration.protocol import EngineSettings, Mode, RunnerFactory, WorkflowEngine
@@ -28,7 +31,7 @@ if TYPE_CHECKING:
     from skillrt.skills.registry import SkillRegistry
     from skillrt.store.base import Store
 
-__all__ = ["Workflows", "describe_runner", "resolve_dirs"]
+__all__ = ["ResumeOptions", "StartOptions", "Workflows", "describe_runner", "resolve_dirs"]
 
 _DEFAULTS = OrchestrationConfig()
 
@@ -53,17 +56,44 @@ def describe_runner(runner: Runner | None) -> dict[str, Any] | None:
     """How to rebuild ``runner`` on resume (saved with the run), when that is possible."""
     if runner is None:
         return None
-    from skillrt.execution.runners import CommandRunner, DryRunRunner
+    return runner.spec() or {"kind": "python", "name": runner.name}
 
-    if isinstance(runner, CommandRunner):
-        return {"kind": "command", "cmd": runner.command}
-    if isinstance(runner, DryRunRunner):
-        return {"kind": "dry-run"}
-    return {"kind": "python", "name": getattr(runner, "name", type(runner).__name__)}
+
+class ResumeOptions(TypedDict, total=False):
+    """How a run continues (``start`` takes these too)."""
+
+    #: Runs each phase's agent (None: the run's saved runner, if it can be rebuilt).
+    runner: Runner | None
+    #: How ``runner`` is saved for a later resume (default: :func:`describe_runner`).
+    runner_spec: Mapping[str, Any] | None
+    #: Issue each phase to an outside agent; :meth:`Workflows.advance` verifies it.
+    manual: bool
+    observer: Observer | None
+    checkpoint: Checkpoint | None
+    runner_factory: RunnerFactory | None
+
+
+class StartOptions(ResumeOptions, total=False):
+    """How a run starts."""
+
+    #: Skip step 2's classification with this domain.
+    domain: str | None
+    memory_dir: Path | None
+    learnings_dir: Path | None
 
 
 class Workflows:
-    """Composite-skill runs over one runtime's config, store and registry."""
+    """Composite-skill runs over one runtime's config, store and registry.
+
+    Args:
+        config: The runtime configuration.
+        store: The state store (runs, phases, transitions, shared learnings).
+        registry: The current registry.
+        agents: Builds the phase agents of one operation (default: runtime header + task
+            straight to the runner).
+        classifier: Builds the step-2 domain classifier when a run needs one.
+        environ: The environment a saved command runner is rebuilt with.
+    """
 
     def __init__(
         self,
@@ -71,6 +101,8 @@ class Workflows:
         store: Store,
         registry: Callable[[], SkillRegistry],
         *,
+        agents: Callable[[], PhaseAgents] | None = None,
+        classifier: Callable[[], DomainClassifier] | None = None,
         environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config
@@ -80,6 +112,8 @@ class Workflows:
             lease_s=config.orchestration.lease_s,
         )
         self._registry = registry
+        self._agents = agents
+        self._classifier = classifier
         self.environ = dict(environ or {})
         memory_dir, learnings_dir = resolve_dirs(config)
         orch = config.orchestration
@@ -96,40 +130,24 @@ class Workflows:
 
     # -- building blocks ---------------------------------------------------------------
     def classifier(self) -> DomainClassifier:
-        from skillrt.routing.embeddings import get_backend
-        from skillrt.routing.router import backend_options
-
-        orch = self.config.orchestration
-        name = orch.embedding_backend or self.config.routing.embedding_backend
-        if name == "none":
-            name = "hashing"
-        return DomainClassifier(
-            get_backend(name, **backend_options(name, self.config.routing)),
-            orch.domains or None,
-            temperature=orch.domain_temperature,
-            certain=orch.domain_certain,
-            probable=orch.domain_probable,
-        )
+        if self._classifier is None:
+            raise WorkflowConfigError("no domain classifier was given; pass a domain")
+        return self._classifier()
 
     def build_runner(self, spec: Mapping[str, Any]) -> Runner:
         """The default :data:`RunnerFactory`: rebuild a saved runner spec."""
-        from skillrt.execution.runners import build_runner
+        from skillrt.execution.runners import rebuild_runner
 
-        kind = spec.get("kind")
-        if kind == "command":
-            return build_runner(
-                self.config.execution,
-                runner="command",
-                runner_cmd=str(spec.get("cmd") or ""),
-                environ=self.environ,
-                cwd=self.config.project_dir,
-            )
-        if kind == "dry-run":
-            return build_runner(self.config.execution, runner="dry-run")
-        raise WorkflowRunnerRequired(
-            f"the run's runner ({spec.get('name') or kind}) cannot be rebuilt; pass a runner",
-            runner=dict(spec),
+        runner = rebuild_runner(
+            self.config.execution, spec, environ=self.environ, cwd=self.config.project_dir
         )
+        if runner is None:
+            raise WorkflowRunnerRequired(
+                f"the run's runner ({spec.get('name') or spec.get('kind')}) cannot be rebuilt; "
+                "pass a runner",
+                runner=dict(spec),
+            )
+        return runner
 
     def engine(
         self,
@@ -145,9 +163,7 @@ class Workflows:
             runner_factory=runner_factory or self.build_runner,
             observer=observer,
             checkpoint=checkpoint,
-            agents=DispatchedAgents(
-                self._registry(), self.config, store=self.store.store, environ=self.environ
-            ),
+            agents=self._agents() if self._agents is not None else None,
             worker_id=self.config.orchestration.worker_id,
         )
 
@@ -169,55 +185,44 @@ class Workflows:
         return found.qualified_name, folder
 
     # -- operations --------------------------------------------------------------------
-    def start(
-        self,
-        skill: str,
-        query: str,
-        *,
-        runner: Runner | None = None,
-        runner_spec: Mapping[str, Any] | None = None,
-        manual: bool = False,
-        domain: str | None = None,
-        memory_dir: Path | None = None,
-        learnings_dir: Path | None = None,
-        observer: Observer | None = None,
-        checkpoint: Checkpoint | None = None,
-        runner_factory: RunnerFactory | None = None,
-    ) -> WorkflowStatus:
+    def start(self, skill: str, query: str, **options: Unpack[StartOptions]) -> WorkflowStatus:
+        """Run composite ``skill`` on ``query``: the six steps, each phase through the
+        runner (or, with ``manual``, issued to an outside agent and verified by
+        :meth:`advance`). Raises (with ``run_id``) when the run blocks."""
         name, folder = self.resolve_skill(skill)
-        mode: Mode = "manual" if manual else "runner"
-        rec = self.engine(
-            observer=observer, checkpoint=checkpoint, runner_factory=runner_factory
-        ).start(
+        runner = options.get("runner")
+        spec = options.get("runner_spec")
+        rec = self._engine(options).start(
             skill=name,
             skill_dir=folder,
             query=query,
-            mode=mode,
+            mode="manual" if options.get("manual", False) else "runner",
             runner=runner,
-            runner_spec=runner_spec if runner_spec is not None else describe_runner(runner),
-            domain=domain,
-            memory_dir=memory_dir,
-            learnings_dir=learnings_dir,
+            runner_spec=spec if spec is not None else describe_runner(runner),
+            domain=options.get("domain"),
+            memory_dir=options.get("memory_dir"),
+            learnings_dir=options.get("learnings_dir"),
         )
         return run_status(rec)
 
-    def resume(
-        self,
-        run_id: str,
-        *,
-        runner: Runner | None = None,
-        runner_spec: Mapping[str, Any] | None = None,
-        manual: bool = False,
-        observer: Observer | None = None,
-        checkpoint: Checkpoint | None = None,
-        runner_factory: RunnerFactory | None = None,
-    ) -> WorkflowStatus:
-        spec = runner_spec if runner_spec is not None else describe_runner(runner)
-        mode: Mode | None = "manual" if manual else ("runner" if spec or runner else None)
-        rec = self.engine(
-            observer=observer, checkpoint=checkpoint, runner_factory=runner_factory
-        ).resume(run_id, runner=runner, mode=mode, runner_spec=spec)
+    def resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> WorkflowStatus:
+        """Continue a stopped run from its saved state (its saved runner when none given)."""
+        runner = options.get("runner")
+        spec = options.get("runner_spec")
+        if spec is None:
+            spec = describe_runner(runner)
+        mode: Mode | None = (
+            "manual" if options.get("manual", False) else ("runner" if spec or runner else None)
+        )
+        rec = self._engine(options).resume(run_id, runner=runner, mode=mode, runner_spec=spec)
         return run_status(rec)
+
+    def _engine(self, options: ResumeOptions) -> WorkflowEngine:
+        return self.engine(
+            observer=options.get("observer"),
+            checkpoint=options.get("checkpoint"),
+            runner_factory=options.get("runner_factory"),
+        )
 
     def advance(
         self,

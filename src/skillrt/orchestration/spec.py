@@ -7,16 +7,19 @@ The format (seed 002 step 3)::
     phases:
       - id: clarification            # unique, [a-z0-9][a-z0-9_-]*
         agent: clarification         # unique; memory file is {task_id}-{agent}-memory.md
-        instructions: |              # required; `{task_id}` is substituted
+        instructions: |              # optional; `{task_id}` is substituted
           ...
         context: ["{task_id}-workflow-context.md"]   # globs inside the memory folder
         role: researcher             # optional, default = agent (the dispatcher's role)
         timeout_s: 600               # optional, default = execution.timeout_s
         description: optional text
 
-Every problem is reported at once; unknown keys are errors (a typo must not silently
-drop a phase's context). A name or pattern that could leave the memory folder raises
-:class:`MemoryPathEscape`, anything else :class:`WorkflowConfigError`.
+Only ``id`` and ``agent`` are required, as in seed 002's own data contract: a phase
+without ``instructions`` runs on its agent's role guide and the composite skill's body
+(the dispatcher puts both in every phase prompt). Every problem is reported at once;
+unknown keys are errors (a typo must not silently drop a phase's context). A name or
+pattern that could leave the memory folder raises :class:`MemoryPathEscape`, anything else
+:class:`WorkflowConfigError`.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillrt.orchestration.errors import MemoryPathEscape, WorkflowConfigError
+from skillrt.errors import MemoryPathEscape, WorkflowConfigError
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -62,7 +65,8 @@ class PhaseSpec:
 
     id: str
     agent: str
-    instructions: str
+    #: The phase's own task text; None: the role guide and the skill's body say it all.
+    instructions: str | None = None
     context: tuple[str, ...] = DEFAULT_CONTEXT
     role: str | None = None
     timeout_s: float | None = None
@@ -98,7 +102,9 @@ class PhaseSpec:
         return cls(
             id=str(data["id"]),
             agent=str(data["agent"]),
-            instructions=str(data["instructions"]),
+            instructions=(
+                str(data["instructions"]) if data.get("instructions") is not None else None
+            ),
             context=tuple(str(p) for p in data.get("context", DEFAULT_CONTEXT)),
             role=None if role in (None, data["agent"]) else str(role),
             timeout_s=float(data["timeout_s"]) if data.get("timeout_s") is not None else None,
@@ -247,7 +253,7 @@ def parse_workflow_spec(
 
 def _phase(item: Any, where: str, bad: Any) -> PhaseSpec | None:
     if not isinstance(item, Mapping):
-        bad(where, "a phase must be a mapping with id, agent, instructions")
+        bad(where, "a phase must be a mapping with id and agent (and optional instructions)")
         return None
     ok = True
     for key in sorted(set(map(str, item)) - _PHASE_KEYS):
@@ -265,8 +271,10 @@ def _phase(item: Any, where: str, bad: Any) -> PhaseSpec | None:
         bad(f"{where}.agent", "required: lowercase letters, digits, '-' or '_', at most 64 chars")
         ok = False
     instructions = item.get("instructions")
-    if not isinstance(instructions, str) or not instructions.strip():
-        bad(f"{where}.instructions", "required: non-empty text")
+    if instructions is None:
+        pass  # seed 002's contract: the role guide and the skill's body instruct the agent
+    elif not isinstance(instructions, str) or not instructions.strip():
+        bad(f"{where}.instructions", "non-empty text when given")
         ok = False
     elif len(instructions) > MAX_INSTRUCTIONS_CHARS:
         bad(f"{where}.instructions", f"longer than {MAX_INSTRUCTIONS_CHARS} characters")
@@ -290,12 +298,11 @@ def _phase(item: Any, where: str, bad: Any) -> PhaseSpec | None:
         ok = False
     if not ok:
         return None
-    assert isinstance(pid, str) and isinstance(agent, str) and isinstance(instructions, str)
-    assert context is not None
+    assert isinstance(pid, str) and isinstance(agent, str) and context is not None
     return PhaseSpec(
         id=pid,
         agent=agent,
-        instructions=instructions.strip("\n") + "\n",
+        instructions=instructions.strip("\n") + "\n" if isinstance(instructions, str) else None,
         context=context,
         role=role if role != agent else None,
         timeout_s=float(timeout) if timeout is not None else None,

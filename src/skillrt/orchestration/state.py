@@ -40,10 +40,10 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from skillrt.errors import StoreError
-from skillrt.orchestration.errors import (
-    IllegalTransition,
+from skillrt.errors import (
+    StoreError,
     WorkflowBusy,
+    WorkflowIllegalTransition,
     WorkflowLeaseLost,
     WorkflowNotFound,
 )
@@ -459,7 +459,7 @@ class WorkflowStore:
                 ]
                 pending = [s for s in states if s != PhaseState.VERIFIED]
                 if not states or pending:
-                    raise IllegalTransition(
+                    raise WorkflowIllegalTransition(
                         f"run {run_id}: step 5 cannot complete while {len(pending)} phase(s) "
                         "are not verified",
                         run_id=run_id,
@@ -477,7 +477,7 @@ class WorkflowStore:
                 }
                 missing = sorted({1, 2, 3, 4, 5} - done)
                 if missing:
-                    raise IllegalTransition(
+                    raise WorkflowIllegalTransition(
                         f"run {run_id}: cannot complete, step(s) {missing} have no output",
                         run_id=run_id,
                         missing_steps=missing,
@@ -627,7 +627,7 @@ class WorkflowStore:
             ]
             index = next((i for i, (pid, _) in enumerate(phases) if pid == phase_id), None)
             if index is None:
-                raise IllegalTransition(
+                raise WorkflowIllegalTransition(
                     f"run {run_id} has no phase {phase_id!r}; phases: "
                     + ", ".join(p for p, _ in phases),
                     run_id=run_id,

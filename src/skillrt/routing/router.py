@@ -306,11 +306,12 @@ class Router:
     def _stats(self, names: Sequence[str], cfg: RoutingConfig) -> dict[str, SkillStats]:
         if not cfg.use_stats or self.store is None or not names:
             return {}
+        from skillrt.errors import StoreError
         from skillrt.telemetry.stats import skill_stats
 
         try:
             return skill_stats(self.store, names)
-        except Exception as exc:  # stats are an optimisation of scoring, never a failure
+        except StoreError as exc:  # stats are an optimisation of scoring, never a failure
             import warnings
 
             from skillrt.telemetry.events import TelemetryWarning

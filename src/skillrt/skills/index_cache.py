@@ -116,7 +116,7 @@ class IndexCache:
                 source=source,
                 root=root,
             )
-        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        except (KeyError, TypeError, ValueError, IndexError):
             self.misses += 1  # a corrupt row: parse the file again and overwrite it
             return None
         if record.get("racy") and not _is_racy(key):

@@ -166,7 +166,7 @@ def parse_skill_bytes(
     try:
         doc = split_frontmatter(text)
     except InvalidFrontmatter as exc:
-        return broken(str(exc.context.get("reason", "FRONTMATTER_INVALID")), exc.message)
+        return broken(exc.reason or "FRONTMATTER_INVALID", exc.message)
     if len(doc.frontmatter.encode("utf-8")) > max_frontmatter_bytes:
         return broken(
             "FRONTMATTER_TOO_LARGE", f"frontmatter is over the {max_frontmatter_bytes}-byte limit"
@@ -174,7 +174,7 @@ def parse_skill_bytes(
     try:
         data, repaired = load_yaml_mapping(doc.frontmatter)
     except InvalidFrontmatter as exc:
-        return broken(str(exc.context.get("reason", "FRONTMATTER_INVALID")), exc.message)
+        return broken(exc.reason or "FRONTMATTER_INVALID", exc.message)
     diagnostics = [
         Diagnostic(d.code, d.severity, d.message, str(skill_file), d.field)
         for d in validate_frontmatter(data, skill_dir.name)

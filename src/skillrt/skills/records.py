@@ -200,6 +200,8 @@ _ROUTING_KEYS = frozenset(
 
 
 def _routing_from(r: dict[str, Any]) -> RoutingMeta:
+    if not isinstance(r, dict):
+        raise ValueError("routing in a cache record is not an object")
     if not _ROUTING_KEYS.issuperset(r):
         raise KeyError("unknown routing key in cache record")
     state = _fresh_defaults(_ROUTING_TEMPLATE)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.errors import StoreError
+from skillrt.errors import StoreError, StoreNotEmpty
 from skillrt.store.base import Connection, Store
 
 __all__ = ["COPIED_TABLES", "MigrationReport", "TableCount", "copy_state", "table_counts"]
@@ -45,12 +45,6 @@ COPIED_TABLES = (
 #: Tables whose integer key comes from a sequence on PostgreSQL (moved past copied ids).
 _IDENTITY = {"fsm_transitions": "id", "learnings": "id"}
 _BATCH = 1000
-
-
-class StoreNotEmpty(StoreError):
-    """The migration target already holds state; copying into it would mix two states."""
-
-    code = "E_STORE_NOT_EMPTY"
 
 
 @dataclass(frozen=True)
@@ -82,6 +76,25 @@ class MigrationReport:
     @property
     def rows(self) -> int:
         return sum(t.target_rows for t in self.tables)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``state migrate --json`` shape (with ``ok`` and ``rows``)."""
+        return {
+            "source": self.source,
+            "target": self.target,
+            "ok": self.ok,
+            "rows": self.rows,
+            "tables": [
+                {
+                    "table": t.table,
+                    "source_rows": t.source_rows,
+                    "target_rows": t.target_rows,
+                    "ok": t.ok,
+                }  # fmt: skip
+                for t in self.tables
+            ],
+            "learning_files": list(self.learning_files),
+        }
 
 
 def table_counts(store: Store, tables: Sequence[str] = COPIED_TABLES) -> dict[str, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -57,6 +58,25 @@ def _error(exc: sqlite3.Error, location: str) -> StoreError:
         # Another writer holds the lock past the busy timeout: worth trying again.
         return StoreUnavailable(f"{text} (state store {location})", path=location, retryable=True)
     return StoreError(f"{text} (state store {location})", path=location)
+
+
+def _wal(conn: sqlite3.Connection, timeout_ms: int) -> None:
+    """Switch to WAL, waiting up to ``timeout_ms`` for a lock: when several connections
+    open a new file at once, the switch can fail at once with "database is locked"
+    (SQLite does not apply the busy timeout to it)."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    delay = 0.002
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc)
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.05)
 
 
 class SqliteStore(Store):
@@ -124,7 +144,7 @@ class SqliteStore(Store):
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout_ms)}")
             if not self.read_only and self.path != MEMORY:
-                conn.execute("PRAGMA journal_mode = WAL")
+                _wal(conn, self.busy_timeout_ms)
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.execute("PRAGMA foreign_keys = ON")
             return conn

@@ -13,18 +13,12 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from skillrt.errors import SkillrtError, StoreError, UsageError
+from skillrt.errors import RouteNotFound, StoreError, UsageError
 from skillrt.skills.registry import SkillRegistry
 from skillrt.store.base import Store
 
 #: The router's table of route events (migration slot 3).
 ROUTE_EVENTS = "route_events"
-
-
-class RouteNotFound(SkillrtError):
-    """No route event with that id was recorded."""
-
-    code = "RouteNotFound"
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from skillrt.errors import ConfigError
+from skillrt.errors import EmbeddingBackendUnavailable, EmbeddingModelError
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,18 +41,6 @@ class QueryEncoding:
     parts: Matrix
     tokens: Matrix | None = None
     part_tokens: tuple[Matrix, ...] | None = None
-
-
-class EmbeddingModelError(ConfigError):
-    """The embedding model cannot be found, fails verification, or cannot be loaded."""
-
-    code = "E_EMBEDDING_MODEL"
-
-
-class EmbeddingBackendUnavailable(EmbeddingModelError):
-    """A backend's optional dependency is not installed; the message says what to install."""
-
-    code = "E_EMBEDDING_BACKEND_UNAVAILABLE"
 
 
 class EmbeddingBackend(ABC):

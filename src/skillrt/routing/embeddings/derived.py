@@ -25,7 +25,9 @@ import tempfile
 from pathlib import Path
 
 from skillrt.atomic import atomic_write_bytes
-from skillrt.errors import SkillrtError
+from skillrt.errors import DerivationError
+
+log = logging.getLogger("skillrt.routing.embeddings")
 
 __all__ = ["RECIPE", "DerivationError", "default_cache_dir", "dynamic_int8_model", "recipe"]
 
@@ -41,12 +43,6 @@ def recipe() -> str:
     import importlib.util
 
     return RECIPE if importlib.util.find_spec("sympy") is not None else RECIPE_UNFUSED
-
-
-class DerivationError(SkillrtError):
-    """The fast model could not be derived or read (the original is used instead)."""
-
-    code = "E_MODEL_DERIVATION"
 
 
 def default_cache_dir() -> Path:
@@ -119,9 +115,13 @@ def _derive(source: bytes, cache_dir: Path, *, fuse: bool = True) -> bytes:
             # The quantiser and the fuser log advice to the root logger; a library must not.
             previous = logging.root.manager.disable
             logging.disable(logging.WARNING)
+            unfused: str | None = None
             try:
+                graph = folded
+                if fuse:
+                    graph, unfused = _fused(folded, os.path.join(tmp, "fused.onnx"))
                 quantize_dynamic(
-                    _fused(folded, os.path.join(tmp, "fused.onnx")) if fuse else folded,
+                    graph,
                     quantised,
                     weight_type=QuantType.QInt8,
                     per_channel=True,
@@ -129,6 +129,12 @@ def _derive(source: bytes, cache_dir: Path, *, fuse: bool = True) -> bytes:
                 )
             finally:
                 logging.disable(previous)
+            if unfused is not None:
+                log.warning(
+                    "the derived model is unfused (correct, about 5%% slower per query): "
+                    "the transformer fusions failed: %s",
+                    unfused,
+                )
             return Path(quantised).read_bytes()
     except OSError as exc:
         raise DerivationError(
@@ -138,15 +144,16 @@ def _derive(source: bytes, cache_dir: Path, *, fuse: bool = True) -> bytes:
         raise DerivationError(f"cannot derive the fast model: {exc}") from exc
 
 
-def _fused(folded: str, target: str) -> str:
-    """``folded`` with onnxruntime's transformer fusions applied, or as is if they fail.
+def _fused(folded: str, target: str) -> tuple[str, str | None]:
+    """``folded`` with onnxruntime's transformer fusions applied, or as is (and why) if
+    they fail.
 
     Fusing the residual adds into ``SkipLayerNormalization`` and the feed-forward bias into
     ``BiasGelu`` removes about a tenth of the graph's nodes and their passes over the
     activations: about 5% off a short query and a third off the session load. The fuser
     is pure Python over ``onnx`` and ``sympy`` (``opt_level=0`` keeps it from importing
     torch); it learns heads and width from the graph. Any failure keeps the unfused
-    graph, which is correct, only slower.
+    graph, which is correct, only slower; the caller logs the reason.
     """
     try:
         from onnxruntime.transformers.optimizer import optimize_model
@@ -155,6 +162,6 @@ def _fused(folded: str, target: str) -> str:
             folded, model_type="bert", num_heads=0, hidden_size=0, opt_level=0, use_gpu=False
         )
         fused.save_model_to_file(target)
-    except Exception:  # the fuser raises whatever its graph walk meets
-        return folded
-    return target
+    except Exception as exc:  # the fuser raises whatever its graph walk meets
+        return folded, f"{type(exc).__name__}: {exc}"
+    return target, None

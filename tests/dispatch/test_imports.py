@@ -1,0 +1,116 @@
+"""``dispatch/`` imports one way: no module of it imports another that imports it back,
+and importing the dispatcher loads nothing that imports the dispatcher (issue 16).
+
+Every import statement counts: module level, inside functions, under TYPE_CHECKING.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import skillrt
+import skillrt.dispatch
+
+SRC = Path(skillrt.__file__).resolve().parent
+DISPATCH = SRC / "dispatch"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(SRC.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> set[str]:
+    """Every ``skillrt.*`` module ``path`` imports, anywhere in the file."""
+    try:  # the package relative imports start from
+        package = ".".join(path.relative_to(SRC.parent).parent.parts)
+    except ValueError:
+        package = ""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*up, *([base] if base else [])])
+            out.add(base)
+            for alias in node.names:  # `from skillrt.dispatch import dispatcher`
+                out.add(f"{base}.{alias.name}")
+                exported = getattr(skillrt.dispatch, "_EXPORTS", {}).get(alias.name)
+                if base == "skillrt.dispatch" and exported:
+                    out.add(exported)
+    return {m for m in out if m == "skillrt" or m.startswith("skillrt.")}
+
+
+def _source(module: str) -> Path | None:
+    rel = Path(*module.split("."))
+    for candidate in (SRC.parent / rel.with_suffix(".py"), SRC.parent / rel / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def test_dispatch_modules_import_each_other_one_way() -> None:
+    modules = {_module_name(p): p for p in DISPATCH.glob("*.py")}
+    graph = {
+        name: {m for m in imports_of(path) if m in modules and m != name}
+        for name, path in modules.items()
+    }
+    assert not graph["skillrt.dispatch"], "the package imports its modules by name only"
+    state: dict[str, int] = {}
+
+    def visit(node: str, trail: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*trail[trail.index(nxt) :], nxt] if nxt in trail else [node, nxt]
+                raise AssertionError(f"import cycle in dispatch/: {' -> '.join(cycle)}")
+            if nxt not in state:
+                visit(nxt, [*trail, nxt])
+        state[node] = 2
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+
+
+def test_importing_the_dispatcher_loads_nothing_that_imports_it_back() -> None:
+    code = (
+        "import json, sys; import skillrt.dispatch.dispatcher; "
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('skillrt'))))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    loaded = json.loads(proc.stdout)
+    assert "skillrt.dispatch.dispatcher" in loaded
+    back = []
+    for module in loaded:
+        path = _source(module)
+        if module == "skillrt.dispatch.dispatcher" or path is None:
+            continue
+        if "skillrt.dispatch.dispatcher" in imports_of(path):
+            back.append(module)
+    assert back == [], f"these modules import the dispatcher back: {back}"
+    # Nothing that runs plans, repairs or workflows is loaded with the dispatcher.
+    assert not {
+        m for m in loaded if m.startswith(("skillrt.execution.pipeline", "skillrt.runtime"))
+    }
+
+
+def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from skillrt.dispatch.model import Prepared\n"
+        "def f():\n    from skillrt.dispatch import Dispatcher\n    import skillrt.errors\n",
+        encoding="utf-8",
+    )
+    found = imports_of(sample)
+    assert {"skillrt.dispatch.model", "skillrt.dispatch.dispatcher", "skillrt.errors"} <= found
