@@ -9,8 +9,9 @@ It reproduces the defaults in ``skillrt.routing.calibration``:
    search maximising the mean top-1 over the five splits (a hit is an expected skill or
    one of the query's ``also_ok``), under the constraint that no split falls more than
    ``--max-drop`` below the ``--reference`` model's top-1.
-2. **Calibration** (``bias``, ``fused``, ``lexical``, ``unknown``): a weighted logistic
-   regression of "the query calls for a skill" on the best candidate's evidence, over
+2. **Calibration** (``bias``, ``fused``, ``lexical``, ``unknown``, ``question``): a weighted
+   logistic regression of "the query calls for a skill" on the best candidate's evidence
+   and the query's form (``request_form.quick_question``), over
    the splits that have no-skill queries, so ``intent_match`` keeps its meaning and the
    0.65 threshold means what it says.
 3. **Sharpness**: the softmax temperature that best predicts which candidate is right.
@@ -49,6 +50,7 @@ from skillrt.routing.calibration import FEATURES, ScoreModel, fit_logistic, mode
 from skillrt.routing.evidence import LEXICAL_FLOOR
 from skillrt.routing.index import FIELD_WEIGHTS
 from skillrt.routing.lexical import LexicalIndex
+from skillrt.routing.request_form import quick_question
 from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
 from skillrt.routing.text import terms
@@ -92,6 +94,8 @@ class Split:
     unknown: np.ndarray  # (queries,)
     tok: np.ndarray | None  # token-matching score of every row, or None
     body: np.ndarray  # bool (queries, rows): the row's skill has body sections
+    #: ``quick_question`` of each query (from its text; set when the split is loaded).
+    question: np.ndarray | None = None
 
     @property
     def in_scope(self) -> np.ndarray:
@@ -294,12 +298,16 @@ def top_rows(s: Split, fusion: Fusion) -> tuple[np.ndarray, np.ndarray, np.ndarr
     """Calibration rows: (P(scope) features of the query, top candidate right, in scope).
 
     The features are those of ``Evidence``: the best kind-neutral fused score, the
-    best-ranked candidate's normalised BM25F, the share of unknown query words.
+    best-ranked candidate's normalised BM25F, the share of unknown query words, and how
+    much the query is a quick question.
     """
     scores, neutral = fusion.both(s)
     best = np.argmax(scores, axis=1)
     at = np.arange(len(best))
-    x = np.stack([neutral.max(axis=1), s.lex[fusion.fields][at, best], s.unknown], axis=1)
+    assert s.question is not None
+    x = np.stack(
+        [neutral.max(axis=1), s.lex[fusion.fields][at, best], s.unknown, s.question], axis=1
+    )
     return x, s.gold[at, best].astype(float), s.in_scope
 
 
@@ -342,6 +350,9 @@ def main() -> None:
                 name, args.datasets, args.corpora, args.cache, args.backend, args.limit
             )
             saved.write_bytes(pickle.dumps(data[name]))
+        _, query_file, _ = dataset_files(name, args.datasets, args.corpora)
+        forms = [quick_question(q.query) for q in load_queries(query_file, limit=args.limit)]
+        data[name].question = np.asarray(forms, dtype=np.float64)
         print(f"{name}: {len(data[name].unknown)} dev queries ({time.time() - started:.0f}s)")
 
     current = fusion_of(model_for(args.backend, tokens=args.tokens))

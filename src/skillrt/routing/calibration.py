@@ -10,8 +10,10 @@ Two steps, both with a handful of general parameters per embedding backend:
    ``P(scope)``, the probability that the query calls for a skill at all, is a logistic
    function of the best fused score (every skill weighed as one without a body, so
    bodies reorder skills without making a request look more in scope), of the best
-   candidate's normalised BM25F, and of the share of the query made of words no skill
-   knows; the second factor (a softmax ratio) says how much of that belongs to this
+   candidate's normalised BM25F, of the share of the query made of words no skill
+   knows, and of the request's form (:mod:`skillrt.routing.request_form`: a short
+   question asks for a fact; the lexical and hashing models leave it out); the second
+   factor (a softmax ratio) says how much of that belongs to this
    candidate rather than the best one. The best candidate gets ``P(scope)`` itself; a
    close runner-up nearly as much (both are plausible); a distant one little. So
    ``intent_match = 0.7`` means about 70% of queries with that evidence wanted a skill
@@ -41,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["FEATURES", "ScoreModel", "fit_logistic", "logit", "model_for", "sigmoid"]
 
 #: Calibration features of P(scope), in coefficient order.
-FEATURES = ("fused", "lexical", "unknown")
+FEATURES = ("fused", "lexical", "unknown", "question")
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class ScoreModel:
     fused: float = 6.955
     lexical: float = -2.315
     unknown: float = 0.646
+    #: Coefficient of :func:`~skillrt.routing.request_form.quick_question` (a short
+    #: question asks for a fact, not a procedure); 0 leaves the request's form out.
+    question: float = 0.0
     #: Softmax sharpness: intent halves for every ln(2)/sharpness of fused gap.
     sharpness: float = 20.0
     #: Weight of the token-matching score added to the best candidates' fused score
@@ -72,12 +77,14 @@ class ScoreModel:
     body_token_weight: float | None = None
 
     def coefficients(self) -> tuple[float, ...]:
-        return (self.fused, self.lexical, self.unknown)
+        return (self.fused, self.lexical, self.unknown, self.question)
 
-    def scope(self, best_fused: float, best_lexical: float, unknown: float) -> float:
-        """P(the query calls for a skill) from its best candidate's evidence."""
+    def scope(
+        self, best_fused: float, best_lexical: float, unknown: float, question: float = 0.0
+    ) -> float:
+        """P(the query calls for a skill) from its best candidate's evidence and its form."""
         z = self.bias + self.fused * best_fused + self.lexical * best_lexical
-        return sigmoid(z + self.unknown * unknown)
+        return sigmoid(z + self.unknown * unknown + self.question * question)
 
     def intent(
         self,
@@ -86,6 +93,7 @@ class ScoreModel:
         best_lexical: float,
         unknown: float,
         scope_fused: float | None = None,
+        question: float = 0.0,
     ) -> NDArray[np.float64]:
         """Calibrated intent_match of candidates of one query (see the module docstring).
 
@@ -94,7 +102,8 @@ class ScoreModel:
         """
         import numpy as np
 
-        p = self.scope(best_fused if scope_fused is None else scope_fused, best_lexical, unknown)
+        scope = best_fused if scope_fused is None else scope_fused
+        p = self.scope(scope, best_lexical, unknown, question)
         gap = np.minimum(fused.astype(np.float64) - best_fused, 0.0)
         out: NDArray[np.float64] = p * np.exp(self.sharpness * gap)
         return out
@@ -126,10 +135,11 @@ class ScoreModel:
 _MINILM = ScoreModel(
     mix=(0.3, 0.0, 0.7),
     lexical_weight=0.3,
-    bias=-3.081,
-    fused=4.591,
-    lexical=-1.064,
-    unknown=0.984,
+    bias=-2.736,
+    fused=4.374,
+    lexical=-0.607,
+    unknown=0.934,
+    question=-1.316,
     sharpness=10.0,
     section_weight=1.0,
     body_lexical_weight=0.8,
@@ -166,10 +176,11 @@ TOKEN_MODELS: dict[str, ScoreModel] = {
     "onnx-minilm": ScoreModel(
         mix=(0.1, 0.1, 0.8),
         lexical_weight=0.3,
-        bias=-2.430,
-        fused=3.749,
-        lexical=-1.741,
-        unknown=0.059,
+        bias=-2.222,
+        fused=3.666,
+        lexical=-1.099,
+        unknown=0.235,
+        question=-2.133,
         sharpness=10.0,
         token_weight=1.0,
         section_weight=0.75,

@@ -157,6 +157,7 @@ def intents(model: ScoreModel, ev: Evidence, members: Sequence[int]) -> NDArray[
         float(ev.lex_norm[best_k]),
         ev.lexical.unknown_share,
         ev.scope,
+        ev.question,
     )
     out: NDArray[np.float64] = np.where(np.isnan(fused), 0.0, p)
     return out

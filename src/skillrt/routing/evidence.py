@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from skillrt.routing.request_form import quick_question
 from skillrt.routing.text import terms
 
 if TYPE_CHECKING:
@@ -56,6 +57,8 @@ class Evidence:
     #: without a body (``body_*_weight`` reorder skills; they must not make a request look
     #: more like a skill request because the catalogue's skills have bodies).
     scope: float
+    #: How much the text is a quick question (``request_form.quick_question``).
+    question: float = 0.0
     #: The text's vector (None without a semantic backend), for ``--explain``.
     query_vector: Any = None
     #: True when ``rows`` is every skill in index order (row == position).
@@ -175,6 +178,7 @@ def gather(
         best=best,
         second=second,
         scope=scope,
+        question=quick_question(text),
         query_vector=qvec,
         full=rows is None,
     )

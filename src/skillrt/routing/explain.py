@@ -38,10 +38,13 @@ def signals(
         out["fused"] = float(ev.fused[k])
         out["margin"] = ev.margin(k)
         best_k = int(ev.fused.argmax())
-        out["p_scope"] = model.scope(ev.scope, float(ev.lex_norm[best_k]), ev.lexical.unknown_share)
+        out["p_scope"] = model.scope(
+            ev.scope, float(ev.lex_norm[best_k]), ev.lexical.unknown_share, ev.question
+        )
         out["bm25"] = float(ev.lex_raw[k])
         out["bm25_norm"] = float(ev.lex_norm[k])
         out["unknown_terms"] = ev.lexical.unknown_share
+        out["quick_question"] = ev.question
         if ev.sem_doc is not None:
             assert ev.sem_part is not None and ev.sem_centroid is not None
             out["cos_doc"] = float(ev.sem_doc[k])

@@ -1,0 +1,114 @@
+"""The request's form: a quick question weighs against loading a skill."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from skillrt.config import RoutingConfig
+from skillrt.routing.calibration import MODELS, TOKEN_MODELS, ScoreModel
+from skillrt.routing.request_form import (
+    LONG_REQUEST_WORDS,
+    is_question,
+    quick_question,
+    request_words,
+)
+from skillrt.routing.router import Router
+
+from .conftest import catalogue
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "which nmap flag is the UDP scan again, -sU or -sV?",
+        "is django 5.2 an LTS release",
+        "how do i list all the git worktrees I already have",
+        "quick one: was d3.event removed in d3 v6 or v7?",
+        "Hey, does `gh pr list` include drafts",
+        "kubectl flag for the previous container's logs?  ",
+        'what does "HEAD~1" mean?")',
+        "这个错误是什么意思？",
+        "can you tell me what port vercel dev uses",
+    ],
+)
+def test_questions(text: str) -> None:
+    assert is_question(text)
+    assert 0.0 < quick_question(text) < 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fix the failing login test",
+        "reply to Priya: thursday 3pm works",
+        "Howdy team, deploy the api",  # an opener inside a longer word is not one
+        "can you fix the failing login test?",  # a polite request is a task
+        "Could you please bump the node version in the Dockerfile",
+        "what's left: please finish the migration?",
+        "",
+        "   ",
+    ],
+)
+def test_tasks_and_messages_are_not_questions(text: str) -> None:
+    assert not is_question(text)
+    assert quick_question(text) == 0.0
+
+
+def test_a_question_with_the_details_of_a_task_weighs_as_a_task() -> None:
+    detailed = (
+        "why does my vite build fail with 'Cannot find module @/components/Button' after I "
+        "moved the alias config from vite.config.ts into tsconfig paths last week?"
+    )
+    assert is_question(detailed)
+    assert request_words(detailed) >= LONG_REQUEST_WORDS
+    assert quick_question(detailed) == 0.0
+
+
+def test_words_count_identifiers_numbers_and_cjk() -> None:
+    assert request_words("is d3.event gone in v7?") == 5
+    assert request_words("port 5173 or 3000") == 4
+    assert request_words("报错了") == 2  # a CJK run: one word per two characters
+
+
+@given(st.text(max_size=200), st.text(alphabet="abcdefgh ", min_size=1, max_size=200))
+def test_more_words_never_make_a_question_quicker(question: str, more: str) -> None:
+    text = question + "?"
+    longer = more + " " + text
+    assert 0.0 <= quick_question(text) <= 1.0
+    if is_question(longer):
+        assert quick_question(longer) <= quick_question(text) + 1e-12
+
+
+@given(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1))
+def test_a_quick_question_never_raises_p_scope(
+    best: float, lex: float, unknown: float, q: float
+) -> None:
+    for model in (*MODELS.values(), *TOKEN_MODELS.values()):
+        assert model.question <= 0.0
+        assert model.scope(best, lex, unknown, q) <= model.scope(best, lex, unknown) + 1e-12
+
+
+def test_the_fitted_minilm_models_read_the_form() -> None:
+    assert MODELS["onnx-minilm"].question < 0 and TOKEN_MODELS["onnx-minilm"].question < 0
+    assert ScoreModel().question == 0.0  # a hand-made model leaves it out
+
+
+def test_router_answers_a_quick_question_with_no_skill_and_explains_why() -> None:
+    # The hashing model leaves the form out; a project can weigh it in by config.
+    config = RoutingConfig(use_stats=False, options={"score_model": {"question": -8.0}})
+    plain = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
+    weighed = Router.from_skills(catalogue(), config, backend="hashing")
+    question = "which severity do diff bugs and security problems get?"
+    task = "review a pull request diff for bugs and security problems"
+    assert plain.route(question).plan.names == ("code-review",)
+    result = weighed.route(question, explain=True)
+    assert result.plan.no_skill
+    top = result.candidates[0]
+    assert top.score.signals["quick_question"] > 0.0
+    assert (
+        top.score.signals["p_scope"]
+        < plain.route(question, explain=True).candidates[0].score.signals["p_scope"]
+    )
+    assert weighed.route(task).plan.names == ("code-review",)
