@@ -99,9 +99,7 @@ def test_importing_the_dispatcher_loads_nothing_that_imports_it_back() -> None:
             back.append(module)
     assert back == [], f"these modules import the dispatcher back: {back}"
     # Nothing that runs plans, repairs or workflows is loaded with the dispatcher.
-    assert not {
-        m for m in loaded if m.startswith(("skillrt.execution.pipeline", "skillrt.runtime"))
-    }
+    assert not {m for m in loaded if m.startswith(("skillrt.dispatch.pipeline", "skillrt.runtime"))}
 
 
 def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
