@@ -28,6 +28,7 @@ from skillrt.orchestration.status import RunSummary, WorkflowStatus, run_status,
 
 if TYPE_CHECKING:
     from skillrt.execution.base import Runner
+    from skillrt.execution.options import RunnerOptions
     from skillrt.skills.registry import SkillRegistry
     from skillrt.store.base import Store
 
@@ -54,9 +55,7 @@ def resolve_dirs(config: RuntimeConfig) -> tuple[Path, Path]:
 
 def describe_runner(runner: Runner | None) -> dict[str, Any] | None:
     """How to rebuild ``runner`` on resume (saved with the run), when that is possible."""
-    if runner is None:
-        return None
-    return runner.spec() or {"kind": "python", "name": runner.name}
+    return runner.describe() if runner is not None else None
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -64,6 +63,9 @@ class ResumeOptions(TypedDict, total=False):
 
     #: Runs each phase's agent (None: the run's saved runner, if it can be rebuilt).
     runner: Runner | None
+    #: Runner options (the CLI's runner flags) over the run's saved runner on resume, over
+    #: the ``execution`` config on start; ignored when ``runner`` is given.
+    runner_options: RunnerOptions | None
     #: How ``runner`` is saved for a later resume (default: :func:`describe_runner`).
     runner_spec: Mapping[str, Any] | None
     #: Issue each phase to an outside agent; :meth:`Workflows.advance` verifies it.
@@ -126,6 +128,8 @@ class Workflows:
             max_learnings_chars=orch.max_learnings_chars,
             merge_learnings=orch.merge_learnings,
             learnings=StoreLearnings(store) if store.shared else None,
+            orphan_wait_s=orch.orphan_wait_s,
+            kill_grace_s=config.execution.kill_grace_s,
         )
 
     # -- building blocks ---------------------------------------------------------------
@@ -134,8 +138,20 @@ class Workflows:
             raise WorkflowConfigError("no domain classifier was given; pass a domain")
         return self._classifier()
 
+    def configured_runner(self) -> Runner | None:
+        """The runner ``execution`` config names, for a run started without one; None
+        when it names none to run phases with (the default, dry-run)."""
+        from skillrt.execution.runners import build_runner
+
+        if self.config.execution.runner == "dry-run":
+            return None
+        return build_runner(
+            self.config.execution, environ=self.environ, cwd=self.config.project_dir
+        )
+
     def build_runner(self, spec: Mapping[str, Any]) -> Runner:
-        """The default :data:`RunnerFactory`: rebuild a saved runner spec."""
+        """The default :data:`RunnerFactory`: rebuild a saved runner spec (the same
+        builder, with the spec's settings as options; its API key read again)."""
         from skillrt.execution.runners import rebuild_runner
 
         runner = rebuild_runner(
@@ -190,8 +206,10 @@ class Workflows:
         runner (or, with ``manual``, issued to an outside agent and verified by
         :meth:`advance`). Raises (with ``run_id``) when the run blocks."""
         name, folder = self.resolve_skill(skill)
-        runner = options.get("runner")
+        runner = self._chosen_runner(options, None)
         spec = options.get("runner_spec")
+        if runner is None and spec is None and not options.get("manual", False):
+            runner = self.configured_runner()  # execution.runner in skillrt.yaml
         rec = self._engine(options).start(
             skill=name,
             skill_dir=folder,
@@ -207,7 +225,9 @@ class Workflows:
 
     def resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> WorkflowStatus:
         """Continue a stopped run from its saved state (its saved runner when none given)."""
-        runner = options.get("runner")
+        chosen = options.get("runner_options")
+        saved = self.store.load(run_id).runner if chosen is not None else None
+        runner = self._chosen_runner(options, saved)
         spec = options.get("runner_spec")
         if spec is None:
             spec = describe_runner(runner)
@@ -216,6 +236,26 @@ class Workflows:
         )
         rec = self._engine(options).resume(run_id, runner=runner, mode=mode, runner_spec=spec)
         return run_status(rec)
+
+    def _chosen_runner(
+        self, options: ResumeOptions, saved: Mapping[str, Any] | None
+    ) -> Runner | None:
+        """``runner``, else the runner ``runner_options`` choose (over ``saved``, a run's
+        saved runner, when they keep its kind), else None."""
+        from skillrt.execution.runners import build_runner, rebuild_runner
+
+        runner = options.get("runner")
+        chosen = options.get("runner_options")
+        if runner is not None or chosen is None or not chosen.given():
+            return runner
+        execution, cwd = self.config.execution, self.config.project_dir
+        if saved is not None:
+            rebuilt = rebuild_runner(
+                execution, saved, options=chosen, environ=self.environ, cwd=cwd
+            )
+            if rebuilt is not None:
+                return rebuilt
+        return build_runner(execution, chosen, environ=self.environ, cwd=cwd)
 
     def _engine(self, options: ResumeOptions) -> WorkflowEngine:
         return self.engine(
