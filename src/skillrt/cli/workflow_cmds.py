@@ -227,13 +227,16 @@ def _event_lines(event: WorkflowEvent, *, show_prompts: bool) -> list[str]:
     elif kind == "phase_verified":
         sha = str(event.extra.get("sha256", ""))[:12]
         how = " (verified on resume)" if event.extra.get("verified_on_resume") else ""
+        ran = _ran_text(event.extra.get("runner"))
         out.append(
             f"  [phase] {event.phase_id}: memory file verified{how}, "
-            f"{event.extra.get('bytes')} bytes, sha256 {sha}"
+            f"{event.extra.get('bytes')} bytes, sha256 {sha}{ran}"
         )
         out.append(f"    -> {event.directive}")
     elif kind == "phase_failed":
         out.append(f"  [phase] {event.phase_id}: FAILED: {event.directive}")
+    elif kind == "agent_settled":
+        out.append(f"  [phase] {event.phase_id}: {event.directive}")
     elif kind == "blocked":
         err = event.error or {}
         out.append(f"BLOCKED [{err.get('code')}]: {err.get('message')}")
@@ -244,6 +247,19 @@ def _event_lines(event: WorkflowEvent, *, show_prompts: bool) -> list[str]:
         out.extend(f"  {line}" for line in str(summary).splitlines())
         out.append(event.directive)
     return out
+
+
+def _ran_text(ran: Any) -> str:
+    """``; <kind> <model>, from its reply, 120+45 tokens`` for a verified phase."""
+    if not isinstance(ran, dict):
+        return ""
+    bits = [" ".join(str(ran[k]) for k in ("kind", "model") if ran.get(k))]
+    if ran.get("memory_from") == "reply":
+        bits.append("from its reply")
+    if ran.get("tokens_in") is not None or ran.get("tokens_out") is not None:
+        bits.append(f"{ran.get('tokens_in') or 0}+{ran.get('tokens_out') or 0} tokens")
+    text = ", ".join(b for b in bits if b)
+    return f"; {text}" if text else ""
 
 
 def _step_text(event: WorkflowEvent) -> str:
@@ -400,9 +416,18 @@ def _status_human(status: WorkflowStatus, transitions: list[dict[str, Any]] | No
     lines += ["", table(["STEP", "NAME", "STATE"], rows)]
     if status.phases:
         prow = [
-            [p.phase_id, p.agent, p.state, str(p.attempts), p.memory_file] for p in status.phases
+            [
+                p.phase_id,
+                p.agent,
+                p.state,
+                str(p.attempts),
+                _ran_text(p.runner).removeprefix("; ") or "-",
+                p.memory_file,
+            ]
+            for p in status.phases
         ]
-        lines += ["", table(["PHASE", "AGENT", "STATE", "ATTEMPTS", "MEMORY FILE"], prow)]
+        head = ["PHASE", "AGENT", "STATE", "ATTEMPTS", "RUNNER", "MEMORY FILE"]
+        lines += ["", table(head, prow)]
     if status.last_error:
         lines += [
             "",
