@@ -371,3 +371,15 @@ def test_the_python_api_takes_the_same_options(project: Path, server: ChatServer
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == ["completed", ["py-model"] * 4]
+
+
+def test_a_dry_run_resume_keeps_the_runs_own_runner(project: Path) -> None:
+    log = project / "agents.log"
+    runner = text_agent(log, "--fail-in", "research")
+    err = cli(
+        project, "workflow", "start", "develop-feature", QUERY, "--runner-cmd", runner, code=1
+    )["error"]
+    shown = cli(project, "workflow", "resume", err["run_id"], "--dry-run")
+    assert shown["dry_run"] is True
+    status = cli(project, "workflow", "status", err["run_id"])
+    assert status["runner"]["kind"] == "command" and status["runner"]["runner_cmd"] == runner

@@ -99,7 +99,7 @@ from skillrt.orchestration.state import (
 __all__ = ["EngineSettings", "Mode", "RunnerFactory", "WorkflowEngine", "new_run_id"]
 
 Mode = Literal["runner", "manual"]
-#: Builds a runner from the spec a run saved (``{"kind": "cmd", "cmd": ...}``, ...).
+#: Builds a runner from the spec a run saved (``{"kind": "command", "runner_cmd": ...}``).
 RunnerFactory = Callable[[Mapping[str, Any]], Runner]
 
 #: Errors that say nothing about the run itself: the run is left as it was.

@@ -229,6 +229,9 @@ class Workflows:
         saved = self.store.load(run_id).runner if chosen is not None else None
         runner = self._chosen_runner(options, saved)
         spec = options.get("runner_spec")
+        if spec is None and runner is not None and runner.dry_run:
+            # A dry run shows the next prompt; it does not replace the run's own runner.
+            spec = self.store.load(run_id).runner
         if spec is None:
             spec = describe_runner(runner)
         mode: Mode | None = (
