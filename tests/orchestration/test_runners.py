@@ -383,3 +383,11 @@ def test_a_dry_run_resume_keeps_the_runs_own_runner(project: Path) -> None:
     assert shown["dry_run"] is True
     status = cli(project, "workflow", "status", err["run_id"])
     assert status["runner"]["kind"] == "command" and status["runner"]["runner_cmd"] == runner
+
+
+def test_options_that_choose_no_runner_do_not_make_one(project: Path) -> None:
+    """``--timeout`` or ``--model`` alone modify a runner; they do not pick the default
+    dry-run one to drive the phases."""
+    for flags in (["--timeout", "30"], ["--model", "m"]):
+        err = cli(project, "workflow", "start", "develop-feature", QUERY, *flags, code=1)
+        assert err["error"]["code"] == "E_WORKFLOW_RUNNER_REQUIRED", flags

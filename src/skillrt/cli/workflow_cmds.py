@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
-    from skillrt.execution.base import Runner
     from skillrt.orchestration.events import Checkpoint, WorkflowEvent
     from skillrt.orchestration.service import Workflows
     from skillrt.orchestration.status import WorkflowStatus
@@ -163,16 +162,6 @@ def _interrupt_on_sigterm() -> None:
 
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, interrupt)
-
-
-def _runner(ctx: CliContext) -> Runner | None:
-    """The runner the flags name on ``start`` (None: the config's ``execution.runner``,
-    or none)."""
-    from skillrt.cli.runner_flags import runner_flags_given
-
-    if not runner_flags_given(ctx.args):
-        return None
-    return ctx.runtime.build_runner()
 
 
 # -- printing --------------------------------------------------------------------------
@@ -325,15 +314,16 @@ def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int
 def cmd_start(ctx: CliContext) -> int:
     from pathlib import Path
 
+    from skillrt.cli.runner_flags import runner_options
+
     args = ctx.args
     service = _open(ctx)
-    runner = _runner(ctx)
 
     def action(printer: _Printer) -> WorkflowStatus:
         status: WorkflowStatus = service.start(
             args.skill,
             args.query,
-            runner=runner,
+            runner_options=runner_options(args),
             manual=bool(args.manual),
             domain=args.domain,
             memory_dir=Path(args.memory_dir).resolve() if args.memory_dir else None,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from skillrt.config import OrchestrationConfig, RuntimeConfig
 from skillrt.errors import WorkflowConfigError, WorkflowRunnerRequired
+from skillrt.execution.options import RunnerOptions
 from skillrt.orchestration.agents import PhaseAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.events import Checkpoint, Observer
@@ -28,7 +29,6 @@ from skillrt.orchestration.status import RunSummary, WorkflowStatus, run_status,
 
 if TYPE_CHECKING:
     from skillrt.execution.base import Runner
-    from skillrt.execution.options import RunnerOptions
     from skillrt.skills.registry import SkillRegistry
     from skillrt.store.base import Store
 
@@ -138,16 +138,40 @@ class Workflows:
             raise WorkflowConfigError("no domain classifier was given; pass a domain")
         return self._classifier()
 
-    def configured_runner(self) -> Runner | None:
-        """The runner ``execution`` config names, for a run started without one; None
-        when it names none to run phases with (the default, dry-run)."""
+    def start_runner(self, options: RunnerOptions | None = None) -> Runner | None:
+        """The runner a run starts with when none is given: ``options`` over the
+        ``execution`` config; None when that names none to run phases with (the default,
+        dry-run, which only ``options`` choosing it explicitly selects)."""
         from skillrt.execution.runners import build_runner
 
-        if self.config.execution.runner == "dry-run":
+        chosen = options or RunnerOptions()
+        execution = chosen.apply(self.config.execution)
+        if execution.runner == "dry-run" and chosen.kind() != "dry-run":
             return None
-        return build_runner(
-            self.config.execution, environ=self.environ, cwd=self.config.project_dir
-        )
+        return build_runner(execution, environ=self.environ, cwd=self.config.project_dir)
+
+    def resume_runner(
+        self, saved: Mapping[str, Any] | None, options: RunnerOptions | None = None
+    ) -> Runner | None:
+        """The runner a run resumes with when none is given: ``options`` over its saved
+        runner (rebuilt by the same builder, its key read again), or the kind
+        ``options`` choose; None without options (the engine rebuilds the saved one
+        when a phase needs it) or when options that choose no kind meet a runner that
+        cannot be rebuilt."""
+        from skillrt.execution.runners import build_runner, rebuild_runner
+
+        if options is None or not options.given():
+            return None
+        execution, cwd = self.config.execution, self.config.project_dir
+        if saved is not None:
+            rebuilt = rebuild_runner(
+                execution, saved, options=options, environ=self.environ, cwd=cwd
+            )
+            if rebuilt is not None:
+                return rebuilt
+        if options.kind() is None:
+            return None
+        return build_runner(execution, options, environ=self.environ, cwd=cwd)
 
     def build_runner(self, spec: Mapping[str, Any]) -> Runner:
         """The default :data:`RunnerFactory`: rebuild a saved runner spec (the same
@@ -206,10 +230,10 @@ class Workflows:
         runner (or, with ``manual``, issued to an outside agent and verified by
         :meth:`advance`). Raises (with ``run_id``) when the run blocks."""
         name, folder = self.resolve_skill(skill)
-        runner = self._chosen_runner(options, None)
+        runner = options.get("runner")
         spec = options.get("runner_spec")
         if runner is None and spec is None and not options.get("manual", False):
-            runner = self.configured_runner()  # execution.runner in skillrt.yaml
+            runner = self.start_runner(options.get("runner_options"))
         rec = self._engine(options).start(
             skill=name,
             skill_dir=folder,
@@ -225,9 +249,10 @@ class Workflows:
 
     def resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> WorkflowStatus:
         """Continue a stopped run from its saved state (its saved runner when none given)."""
+        runner = options.get("runner")
         chosen = options.get("runner_options")
-        saved = self.store.load(run_id).runner if chosen is not None else None
-        runner = self._chosen_runner(options, saved)
+        if runner is None and chosen is not None and chosen.given():
+            runner = self.resume_runner(self.store.load(run_id).runner, chosen)
         spec = options.get("runner_spec")
         if spec is None and runner is not None and runner.dry_run:
             # A dry run shows the next prompt; it does not replace the run's own runner.
@@ -239,26 +264,6 @@ class Workflows:
         )
         rec = self._engine(options).resume(run_id, runner=runner, mode=mode, runner_spec=spec)
         return run_status(rec)
-
-    def _chosen_runner(
-        self, options: ResumeOptions, saved: Mapping[str, Any] | None
-    ) -> Runner | None:
-        """``runner``, else the runner ``runner_options`` choose (over ``saved``, a run's
-        saved runner, when they keep its kind), else None."""
-        from skillrt.execution.runners import build_runner, rebuild_runner
-
-        runner = options.get("runner")
-        chosen = options.get("runner_options")
-        if runner is not None or chosen is None or not chosen.given():
-            return runner
-        execution, cwd = self.config.execution, self.config.project_dir
-        if saved is not None:
-            rebuilt = rebuild_runner(
-                execution, saved, options=chosen, environ=self.environ, cwd=cwd
-            )
-            if rebuilt is not None:
-                return rebuilt
-        return build_runner(execution, chosen, environ=self.environ, cwd=cwd)
 
     def _engine(self, options: ResumeOptions) -> WorkflowEngine:
         return self.engine(
