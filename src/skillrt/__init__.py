@@ -20,13 +20,14 @@ if TYPE_CHECKING:
     from skillrt.config import LoaderLimits, RootConfig, RuntimeConfig
     from skillrt.dispatch.edges import SkillEdge
     from skillrt.dispatch.model import DispatchRequest, DispatchResult, RunSkillResult
+    from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
     from skillrt.errors import SkillrtError
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
     from skillrt.execution.base import Runner, RunnerResult
-    from skillrt.execution.pipeline import RunResult
+    from skillrt.execution.options import RunnerOptions
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.loading.report import LoadReport, LoadResult
@@ -76,11 +77,12 @@ _EXPORTS = {
     "RouteResult": "skillrt.routing.plan",
     "Router": "skillrt.routing.router",
     "RoutingRules": "skillrt.dispatch.rules",
-    "RunResult": "skillrt.execution.pipeline",
+    "RunResult": "skillrt.dispatch.pipeline",
     "RunSkillResult": "skillrt.dispatch.model",
     "RunSummary": "skillrt.orchestration.status",
     "Runner": "skillrt.execution.base",
     "RunnerFactory": "skillrt.orchestration.protocol",
+    "RunnerOptions": "skillrt.execution.options",
     "RunnerResult": "skillrt.execution.base",
     "RuntimeConfig": "skillrt.config",
     "Skill": "skillrt.skills.model",
@@ -156,6 +158,7 @@ __all__ = [
     "RunSummary",
     "Runner",
     "RunnerFactory",
+    "RunnerOptions",
     "RunnerResult",
     "RuntimeConfig",
     "Skill",

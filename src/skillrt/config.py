@@ -255,10 +255,17 @@ class ExecutionConfig:
 
     __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
+    #: The runner and its settings: each key here is also a flag of every command that
+    #: runs one (``skillrt.execution.options.RunnerOptions``).
     runner: str = "dry-run"
     runner_cmd: str | None = None
+    #: The command's agent writes files itself (an agentic CLI): a workflow phase asks it
+    #: to write its memory file. False: the command returns text, which skillrt writes.
+    writes_files: bool = False
     base_url: str | None = None
     model: str | None = None
+    #: The environment variable holding the OpenAI-compatible endpoint's API key (read
+    #: when the runner is built, never stored).
     api_key_env: str = "OPENAI_API_KEY"
     timeout_s: float = 300.0
     max_output_bytes: int = 1_000_000
@@ -323,6 +330,10 @@ class OrchestrationConfig:
     #: This process's name as a run's owner (must be unique per process); None means
     #: ``host:pid:start``, with which a dead owner on the same host is seen at once.
     worker_id: str | None = None
+    #: Seconds ``resume`` waits for a phase agent that a killed worker left running (an
+    #: agent that writes its memory file itself) before it ends the agent's process group;
+    #: an agent that only returns text is ended at once (its reply has no reader left).
+    orphan_wait_s: float = 10.0
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,8 @@ The tree (class, then code; a test checks that every class is here and exported)
     │   ├── WorkflowNotFound             E_WORKFLOW_NOT_FOUND
     │   ├── WorkflowIllegalTransition    E_WORKFLOW_ILLEGAL_TRANSITION
     │   ├── WorkflowBusy                 E_WORKFLOW_BUSY (another live process owns the run)
-    │   │   └── WorkflowLeaseLost        E_WORKFLOW_LEASE_LOST
+    │   │   ├── WorkflowLeaseLost        E_WORKFLOW_LEASE_LOST
+    │   │   └── WorkflowAgentRunning     E_WORKFLOW_AGENT_RUNNING (an earlier phase agent lives)
     │   ├── WorkflowRunnerRequired       E_WORKFLOW_RUNNER_REQUIRED
     │   ├── PhaseRunFailed               E_WORKFLOW_PHASE_FAILED
     │   ├── MemoryVerificationFailed     E_MEMORY_VERIFICATION_FAILED
@@ -135,6 +136,7 @@ __all__ = [
     "UnknownOp",
     "UnknownRole",
     "UsageError",
+    "WorkflowAgentRunning",
     "WorkflowBusy",
     "WorkflowConfigError",
     "WorkflowError",
@@ -639,6 +641,16 @@ class WorkflowLeaseLost(WorkflowBusy):
 
     code = "E_WORKFLOW_LEASE_LOST"
     worker: str | None = None
+
+
+class WorkflowAgentRunning(WorkflowBusy):
+    """A phase's agent that a killed worker left running is still alive and cannot be
+    ended from here (another host, another user): no second agent starts beside it."""
+
+    code = "E_WORKFLOW_AGENT_RUNNING"
+    phase_id: str | None = None
+    host: str | None = None
+    pgid: int | None = None
 
 
 class WorkflowRunnerRequired(WorkflowError):

@@ -31,12 +31,13 @@ if TYPE_CHECKING:
         RunSkillResult,
         SkillDispatcher,
     )
+    from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
     from skillrt.execution.base import Runner
-    from skillrt.execution.pipeline import RunResult
+    from skillrt.execution.options import RunnerOptions
     from skillrt.invocation.resolver import InvocationResolver
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.loading.report import LoadResult
@@ -273,6 +274,7 @@ class SkillRuntime:
                 lambda: self.registry,
                 agents=self._phase_agents,
                 classifier=self._domain_classifier,
+                environ=self.env,
             )
         return self._workflows
 
@@ -414,6 +416,13 @@ class SkillRuntime:
                 env=self.env,
             )
         return self._dispatch
+
+    def build_runner(
+        self, options: RunnerOptions | None = None, *, environ: Mapping[str, str] | None = None
+    ) -> Runner:
+        """The runner ``execution`` config names, ``options`` over it; ``environ`` (default:
+        the runtime's ``env``) is where a key is read and a command's allowlist taken."""
+        return self.dispatch_service().build_runner(options, environ=environ)
 
     def dispatch(
         self, request: DispatchRequest, **options: Unpack[DispatchOptions]

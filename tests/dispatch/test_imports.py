@@ -99,9 +99,7 @@ def test_importing_the_dispatcher_loads_nothing_that_imports_it_back() -> None:
             back.append(module)
     assert back == [], f"these modules import the dispatcher back: {back}"
     # Nothing that runs plans, repairs or workflows is loaded with the dispatcher.
-    assert not {
-        m for m in loaded if m.startswith(("skillrt.execution.pipeline", "skillrt.runtime"))
-    }
+    assert not {m for m in loaded if m.startswith(("skillrt.dispatch.pipeline", "skillrt.runtime"))}
 
 
 def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
@@ -114,3 +112,42 @@ def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
     )
     found = imports_of(sample)
     assert {"skillrt.dispatch.model", "skillrt.dispatch.dispatcher", "skillrt.errors"} <= found
+
+
+#: The run path's layers, lowest first: a layer imports only from layers below it.
+LAYERS = ("execution", "dispatch", "orchestration")
+#: What no layer of the run path imports (surfaces and the facade sit above them all).
+ABOVE = ("skillrt.runtime", "skillrt.cli", "skillrt.mcp", "skillrt.daemon")
+
+
+def test_the_run_path_goes_one_way() -> None:
+    """A reader follows a phase from the workflow to the runner without going back up:
+    orchestration -> dispatch -> execution, every import counted (issue 20)."""
+    wrong = []
+    for i, layer in enumerate(LAYERS):
+        higher = tuple(f"skillrt.{name}" for name in LAYERS[i + 1 :]) + ABOVE
+        for path in sorted((SRC / layer).glob("*.py")):
+            for module in imports_of(path):
+                if module.startswith(higher):
+                    wrong.append(f"{layer}/{path.name} imports {module}")
+    assert wrong == []
+
+
+def test_workflow_phases_use_the_dispatcher_through_its_protocol() -> None:
+    for path in (SRC / "orchestration").glob("*.py"):
+        assert "skillrt.dispatch.dispatcher" not in imports_of(path), path.name
+
+
+def test_the_phase_agent_gets_a_typed_handle() -> None:
+    import typing
+
+    from skillrt.dispatch.model import ReadyDispatch, SkillDispatcher
+    from skillrt.orchestration.agents import PhaseDispatch, PreparedPhase
+
+    hints = typing.get_type_hints(PreparedPhase)
+    assert typing.Any not in hints.values()
+    assert hints["dispatch"] == PhaseDispatch | None
+    assert typing.get_type_hints(PhaseDispatch) == {
+        "dispatcher": SkillDispatcher,
+        "ready": ReadyDispatch,
+    }

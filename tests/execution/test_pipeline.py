@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from skillrt.dispatch.pipeline import PlanSource
 from skillrt.dispatch.service import forced_plan
-from skillrt.execution.pipeline import PlanSource
 from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
 from skillrt.loading.paths import FD_WALK

@@ -7,10 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.execution.fallback import StateMachine
-from skillrt.execution.patches import list_patches
-from skillrt.execution.records import list_transitions
-from skillrt.execution.repair import (
+from skillrt.dispatch.repair import (
     REPAIR_TRANSITIONS,
     FailureReport,
     build_failure_report,
@@ -18,6 +15,9 @@ from skillrt.execution.repair import (
     improvement,
     list_repair_attempts,
 )
+from skillrt.execution.fallback import StateMachine
+from skillrt.execution.patches import list_patches
+from skillrt.execution.records import list_transitions
 from skillrt.skills.model import Skill
 
 from .support import ENV, make_runtime, scripted

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -12,6 +13,7 @@ import pytest
 
 from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
+from skillrt.execution.options import RunnerOptions
 from skillrt.execution.runners import (
     BASE_ENV,
     CommandRunner,
@@ -161,17 +163,24 @@ def test_minimal_env_defaults_path() -> None:
 
 def test_build_runner_from_config(monkeypatch) -> None:
     cfg = ExecutionConfig(pass_env=("X_TOKEN",), timeout_s=7.0)
-    runner = build_runner(cfg, runner_cmd="cat", environ={"PATH": "/bin", "X_TOKEN": "t", "Y": "n"})
+    env = {"PATH": "/bin", "X_TOKEN": "t", "Y": "n"}
+    runner = build_runner(cfg, RunnerOptions(runner_cmd="cat"), environ=env)
     assert isinstance(runner, CommandRunner)
     assert runner.env == {"PATH": "/bin", "X_TOKEN": "t"}
     assert runner.timeout_s == 7.0
     assert isinstance(build_runner(cfg), DryRunRunner)
-    with pytest.raises(ConfigError):
-        build_runner(cfg, runner="command")
-    with pytest.raises(ConfigError):
-        build_runner(cfg, runner="openai")
-    with pytest.raises(ConfigError):
-        build_runner(cfg, runner="telepathy")
+    for kind, reason in (
+        ("command", "no_runner_cmd"),
+        ("openai", "no_base_url"),
+        ("telepathy", "unknown_runner"),
+    ):
+        with pytest.raises(ConfigError) as exc:
+            build_runner(cfg, RunnerOptions(runner=kind))
+        assert exc.value.context["reason"] == reason
+        # The config key fails the same way as the option.
+        with pytest.raises(ConfigError) as same:
+            build_runner(dataclasses.replace(cfg, runner=kind))
+        assert same.value.to_dict() == exc.value.to_dict()
     with pytest.raises(ConfigError):
         CommandRunner("   ")
 

@@ -187,8 +187,13 @@ def test_bad_config() -> None:
     with pytest.raises(ConfigError):
         OpenAIRunner("http://127.0.0.1:1/v1", "")
     cfg = ExecutionConfig(runner="openai", base_url="http://127.0.0.1:9/v1", model="m")
-    runner = build_runner(cfg, api_key="k")
-    assert isinstance(runner, OpenAIRunner) and runner.api_key == "k"
+    runner = build_runner(cfg, environ={"OPENAI_API_KEY": "sk-secret-123"})
+    assert isinstance(runner, OpenAIRunner) and runner.api_key == "sk-secret-123"
+    assert "sk-secret" not in json.dumps(runner.spec())  # the key is never saved
+    assert runner.spec()["env"] == ["OPENAI_API_KEY"]
+    keyless = build_runner(cfg, environ={})
+    assert isinstance(keyless, OpenAIRunner) and keyless.api_key is None
+    assert "env" not in keyless.spec()
 
 
 def test_connection_reset_mid_request_is_retryable() -> None:

@@ -203,3 +203,41 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
     with sqlite3.connect(state / "state.db") as conn:
         rows = conn.execute("SELECT route_id, surface FROM route_events").fetchall()
     assert rows == [(route_ids[0], "mcp")]
+
+
+def test_run_skill_takes_the_runner_flags(catalogue: Path, state: Path) -> None:
+    """``skillrt mcp --runner-cmd CMD``: the run_skill tool runs the skill through the
+    runner the shared flags build (issue 20), as ``skillrt run`` would."""
+    import shlex
+    import sys
+
+    script = "import sys; print('ran with', len(sys.stdin.read()), 'chars')"
+    cmd = f"{shlex.quote(sys.executable)} -c {shlex.quote(script)}"
+
+    async def scenario() -> None:
+        async with stdio_client(catalogue, state, extra=("--runner-cmd", cmd)) as client:
+            result = await client.call_tool(
+                "run_skill", {"skill": "code-review", "task": "review this diff"}
+            )
+            assert not result.is_error, result
+            ran = result.structured_content["result"]
+            assert ran["runner"] == "command" and ran["output"].startswith("ran with ")
+
+    anyio.run(scenario)
+
+
+def test_a_bad_runner_choice_stops_the_server_at_once(catalogue: Path, state: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillrt", "mcp", "--root", str(catalogue), "--state",
+         str(state), "--runner", "openai", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    error = json.loads(proc.stdout)["error"]
+    assert error["code"] == "E_CONFIG" and error["reason"] == "no_base_url"

@@ -38,13 +38,17 @@ def memory_text(phase: str, *, lesson: str | None = None, status: str = "Status:
 
 @dataclass
 class InstantRunner(Runner):
-    """An in-process agent: writes the phase's memory file at once (atomically)."""
+    """An in-process agent that writes files: writes the phase's memory file at once
+    (atomically) and replies with nothing (or ``replies[phase]``)."""
 
     name: str = "instant"
+    writes_files: bool = True
     calls: list[str] = field(default_factory=list)
     prompts: dict[str, str] = field(default_factory=dict)
     #: phase id -> text to write instead of the default (None: write nothing).
     overrides: dict[str, str | None] = field(default_factory=dict)
+    #: phase id -> the reply (default: an empty reply).
+    replies: dict[str, str] = field(default_factory=dict)
     #: Called with (phase_id, prompt) before writing (tests hook checks here).
     before: Callable[[str, str], None] | None = None
 
@@ -63,7 +67,7 @@ class InstantRunner(Runner):
             tmp = path.with_name(f".{path.name}.tmp")
             tmp.write_text(text, encoding="utf-8")
             os.replace(tmp, path)
-        return RunnerResult(output=f"wrote {phase}", latency_ms=0.0)
+        return RunnerResult(output=self.replies.get(phase, ""), latency_ms=0.0)
 
 
 def write_composite(

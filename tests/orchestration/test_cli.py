@@ -221,11 +221,21 @@ def test_no_bypass_option_exists() -> None:
     parsers = _workflow_parsers()
     assert set(parsers) == {"start", "status", "resume", "list", "advance"}
     globals_ = {"-h", "--help", "--root", "--config", "--state", "--json"}
+    runner = {
+        "--runner",
+        "--runner-cmd",
+        "--writes-files",
+        "--base-url",
+        "--model",
+        "--api-key-env",
+        "--timeout",
+        "--dry-run",
+    }
     allowed = {
-        "start": {"--runner-cmd", "--dry-run", "--manual", "--show-prompts", "--domain",
-                  "--memory-dir", "--learnings-dir"},
+        "start": runner | {"--manual", "--show-prompts", "--domain", "--memory-dir",
+                           "--learnings-dir"},
         "status": {"--transitions"},
-        "resume": {"--runner-cmd", "--dry-run", "--manual", "--show-prompts"},
+        "resume": runner | {"--manual", "--show-prompts"},
         "list": {"--limit"},
         "advance": set(),
     }  # fmt: skip

@@ -297,7 +297,13 @@ def test_bad_memory_files_block_the_phase(
         runtime.workflow_start("mini-flow", QUERY, runner=runner)
     assert exc.value.code == "E_MEMORY_VERIFICATION_FAILED"
     assert exc.value.context["reason"] == reason and exc.value.context["phase_id"] == "build"
-    assert runner.calls == ["plan", "build"]  # check never started
+    if reason == "blocked":  # the agent's own answer: no second attempt
+        assert runner.calls == ["plan", "build"]
+    else:  # one more attempt, told why; then blocked. check never started.
+        assert runner.calls == ["plan", "build", "build"]
+        assert "## Previous attempt" in runner.prompts["build"]
+        # The second attempt's prompt says why the first was refused (the same reason).
+        assert exc.value.message.rstrip(".") in runner.prompts["build"]
     run_id = exc.value.context["run_id"]
     status = runtime.workflow_status(run_id)
     assert status.state == "blocked" and status.phases[1].state == "failed"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -162,3 +163,79 @@ def test_server_down_then_back_the_run_resumes(
         assert verified_once(rt, run.run_id) == ["build", "check", "plan"]
     finally:
         rt.close()
+
+
+def test_a_store_failure_during_a_phase_is_not_a_phase_failure(
+    pg: StoreSpec, tmp_path: Path, skills_dir: Path
+) -> None:
+    """The server drops skillrt's connection while it records the phase's run (issue 22):
+    the error is E_STORE_UNAVAILABLE, the phase is not counted as failed and the run is
+    not blocked; once the store answers, resume verifies the phase's file and goes on,
+    without running its agent again.
+
+    The drop is made exact on the real server: another session locks ``executions``, so
+    the phase's insert waits; the test terminates the waiting backend (as a server
+    restart would), then releases the lock, so the store answers again at once.
+    """
+    import threading
+
+    import psycopg
+
+    locked = threading.Event()
+    release = threading.Event()
+    killed: list[int] = []
+
+    def locker() -> None:
+        with psycopg.connect(pg.location) as conn:
+            conn.execute(f'SET search_path TO "{pg.schema}"')
+            conn.execute("LOCK TABLE executions IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            release.wait(120)
+            conn.rollback()
+
+    def terminator() -> None:
+        deadline = time.monotonic() + 120  # a safety net, not a bound
+        while not _waiting(pg.location) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        where = "application_name = 'skillrt' AND wait_event_type = 'Lock'"
+        killed.append(terminate(pg.location, where))
+        release.set()
+
+    def drop_connection(phase: str, prompt: str) -> None:
+        if phase == "build":
+            threading.Thread(target=locker, daemon=True).start()
+            assert locked.wait(60)
+            threading.Thread(target=terminator, daemon=True).start()
+
+    config = make_config(tmp_path, lease_s=30.0, worker_id="worker-1")
+    rt = SkillRuntime(config, roots=[skills_dir], store=pg.open(retry_s=30.0))
+    first = InstantRunner(before=drop_connection)
+    try:
+        with pytest.raises(StoreUnavailable) as exc:
+            rt.workflow_start("mini-flow", "Build the thing", runner=first)
+        assert exc.value.code == "E_STORE_UNAVAILABLE"
+        assert killed and killed[0] >= 1
+        (run,) = rt.workflow_list()
+        status = rt.workflow_status(run.run_id)
+        assert status.state == "triggering_agents"  # not blocked
+        build = status.phases[1]
+        assert build.state == "running" and build.last_error is None  # not failed
+        second = InstantRunner()
+        done = rt.workflow_resume(run.run_id, runner=second)
+        assert done.state == "completed"
+        assert first.calls == ["plan", "build"] and second.calls == ["check"]
+        assert verified_once(rt, run.run_id) == ["build", "check", "plan"]
+    finally:
+        release.set()
+        rt.close()
+
+
+def _waiting(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE application_name = 'skillrt' AND wait_event_type = 'Lock'"
+        ).fetchone()
+    return bool(row and row[0])

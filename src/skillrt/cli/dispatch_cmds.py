@@ -1,10 +1,10 @@
 """``dispatch``, ``orchestrate``, ``run``, ``run-skill``, ``edges``, ``repair``.
 
-Runner options are shared: ``--runner-cmd CMD`` (a command reading the prompt on stdin),
-``--runner openai --base-url URL --model M`` (the API key comes from the environment
-variable named by ``execution.api_key_env``), ``--dry-run`` (print the assembled
-prompts; no model). This module is the only place that reads the environment for
-them: the runner gets PATH, HOME, LANG, TERM, TMPDIR and ``execution.pass_env``.
+Runner flags are shared with ``workflow`` and ``mcp`` (``cli/runner_flags.py``):
+``--runner-cmd CMD`` (a command reading the prompt on stdin), ``--runner openai
+--base-url URL --model M`` (the API key comes from the environment variable named by
+``execution.api_key_env``), ``--dry-run`` (print the assembled prompts; no model). A
+command runner gets PATH, HOME, LANG, TERM, TMPDIR and ``execution.pass_env`` only.
 
 A dry run records nothing (no route event, no execution rows, no stats) unless
 ``--state`` names the state explicitly.
@@ -16,35 +16,21 @@ Exit status: 0 when the request succeeded, 1 when it failed or needs the user's 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.dispatch.model import DispatchResult
+    from skillrt.dispatch.pipeline import RunResult, StepResult
     from skillrt.dispatch.service import DispatchOptions, DispatchService
-    from skillrt.execution.pipeline import RunResult, StepResult
+    from skillrt.runtime import SkillRuntime
 
 
 def _runner_options(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("runner")
-    g.add_argument(
-        "--runner",
-        choices=("command", "openai", "dry-run"),
-        help="runner kind (default: execution.runner, or 'command' with --runner-cmd)",
-    )
-    g.add_argument(
-        "--runner-cmd",
-        metavar="CMD",
-        help="shell command that reads the prompt on stdin and prints the answer",
-    )
-    g.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint (…/v1)")
-    g.add_argument("--model", metavar="NAME", help="model name for --runner openai")
-    g.add_argument("--timeout", type=float, metavar="S", help="runner timeout in seconds")
-    g.add_argument(
-        "--dry-run", action="store_true", help="print the assembled prompts; run no model"
-    )
+    from skillrt.cli.runner_flags import add_runner_flags
+
+    add_runner_flags(p.add_argument_group("runner"))
 
 
 def register(
@@ -151,34 +137,27 @@ def _repair_help(parser: argparse.ArgumentParser) -> Any:
 
 # -- helpers ---------------------------------------------------------------------------
 def _open(ctx: CliContext) -> tuple[DispatchService, DispatchOptions]:
-    """Open the runtime (``--timeout`` applied to its config) and build the runner.
+    """Open the runtime with the runner flags over its ``execution`` config and build
+    the runner (:func:`open_with_runner_flags`).
 
     The options carry the runner, the process environment, and whether to record: a dry
     run records nothing unless ``--state`` was given.
     """
-    from skillrt.dispatch.service import RunnerSpec
+    runtime = open_with_runner_flags(ctx)
+    runner = runtime.build_runner()
+    record = not runner.dry_run or bool(getattr(ctx.args, "state", None))
+    return runtime.dispatch_service(), {"runner": runner, "environ": os.environ, "record": record}
 
-    a = ctx.args
+
+def open_with_runner_flags(ctx: CliContext) -> SkillRuntime:
+    """The command's runtime: its ``execution`` config with the runner flags applied
+    (each flag overrides the key of the same name), the process environment as the
+    runners' (keys are read from it; a command gets only its allowlist)."""
+    from skillrt.cli.runner_flags import runner_options
+
     config = ctx.config()
-    if a.timeout is not None:
-        config = config.replace_section(
-            execution=dataclasses.replace(config.execution, timeout_s=a.timeout)
-        )
-    service = ctx.open_runtime(config=config).dispatch_service()
-    api_key = None
-    if (a.runner or config.execution.runner) == "openai":
-        api_key = os.environ.get(config.execution.api_key_env) or None
-    spec = RunnerSpec(
-        runner=a.runner,
-        runner_cmd=a.runner_cmd,
-        base_url=a.base_url,
-        model=a.model,
-        api_key=api_key,
-        dry_run=bool(a.dry_run),
-    )
-    runner = service.build_runner(spec, environ=os.environ)
-    record = not runner.dry_run or bool(getattr(a, "state", None))
-    return service, {"runner": runner, "environ": os.environ, "record": record}
+    execution = runner_options(ctx.args).apply(config.execution)
+    return ctx.open_runtime(config=config.replace_section(execution=execution), env=os.environ)
 
 
 def _dry(options: DispatchOptions) -> bool:
@@ -387,8 +366,8 @@ def cmd_edges(ctx: CliContext) -> int:
 
 
 def cmd_repair_list(ctx: CliContext) -> int:
+    from skillrt.dispatch.repair import list_repair_attempts
     from skillrt.execution.patches import list_patches
-    from skillrt.execution.repair import list_repair_attempts
 
     store = ctx.runtime.store
     attempts = list_repair_attempts(store, limit=ctx.args.limit)

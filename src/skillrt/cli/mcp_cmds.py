@@ -50,10 +50,18 @@ def register(
         choices=("DEBUG", "INFO", "WARNING", "ERROR"),
         help="log level on stderr (stdout is the protocol channel)",
     )
+    from skillrt.cli.runner_flags import add_runner_flags
+
+    add_runner_flags(
+        p.add_argument_group(
+            "runner", "how the run_skill tool runs a skill (default: execution.runner)"
+        )
+    )
     p.set_defaults(handler=cmd_mcp)
 
 
 def cmd_mcp(ctx: CliContext) -> int:
+    from skillrt.cli.dispatch_cmds import open_with_runner_flags
     from skillrt.errors import ServeError, UsageError
     from skillrt.mcp import serve
     from skillrt.mcp.server import announce_stderr
@@ -62,7 +70,10 @@ def cmd_mcp(ctx: CliContext) -> int:
     logging.basicConfig(
         stream=sys.stderr, level=args.log_level, format="skillrt mcp: %(levelname)s %(message)s"
     )
-    runtime = ctx.runtime
+    # The run_skill tool's runner: execution config with the runner flags over it, its key
+    # (and a command's allowlist) from this process's environment.
+    runtime = open_with_runner_flags(ctx)
+    runtime.build_runner()  # a bad runner choice fails here, not at the first tool call
     config = runtime.config.mcp
     if args.poll is not None:
         if args.poll < 0:

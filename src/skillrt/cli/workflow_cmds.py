@@ -17,14 +17,15 @@ import argparse
 import json
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
-    from skillrt.execution.base import Runner
     from skillrt.orchestration.events import Checkpoint, WorkflowEvent
+    from skillrt.orchestration.service import Workflows
     from skillrt.orchestration.status import WorkflowStatus
 
 PAUSE_ENV = "SKILLRT_TEST_PAUSE_AT"
@@ -79,18 +80,22 @@ def register(
 
 
 def _mode_options(p: argparse.ArgumentParser) -> None:
-    group = p.add_mutually_exclusive_group()
-    group.add_argument(
-        "--runner-cmd",
-        metavar="CMD",
-        help="shell command that runs each phase agent (prompt on stdin)",
+    from skillrt.cli.runner_flags import add_runner_flags
+
+    group = p.add_argument_group(
+        "runner",
+        "how each phase's agent runs: a command (--runner-cmd; its answer is written to the "
+        "memory file, or it writes the file itself with --writes-files), an OpenAI-"
+        "compatible endpoint (--runner openai --base-url URL --model M), or execution.runner "
+        "in skillrt.yaml; resume reuses the run's own runner unless told otherwise",
     )
+    add_runner_flags(group, dry_run=False)
     group.add_argument(
         "--dry-run",
         action="store_true",
         help="show the first phase's assembled prompt; the run then waits, blocked",
     )
-    group.add_argument(
+    p.add_argument(
         "--manual",
         action="store_true",
         help="print each phase's directive for an outside agent; continue with `advance`",
@@ -129,27 +134,34 @@ def _checkpoint() -> Checkpoint | None:
 
 
 # -- runners ---------------------------------------------------------------------------
-def _runner(ctx: CliContext) -> Runner | None:
-    from skillrt.execution.runners import build_runner
+def _open(ctx: CliContext) -> Workflows:
+    """The workflow service of a runtime whose ``execution`` config has the runner flags
+    over it (``dispatch_cmds.open_with_runner_flags``); SIGTERM then interrupts the
+    command like Ctrl-C, so a phase agent never outlives it."""
+    from skillrt.cli.dispatch_cmds import open_with_runner_flags
+    from skillrt.cli.runner_flags import runner_flags_given
+    from skillrt.errors import UsageError
 
-    config = ctx.runtime.config
-    if ctx.args.runner_cmd:
-        return build_runner(
-            config.execution,
-            runner="command",
-            runner_cmd=ctx.args.runner_cmd,
-            environ=os.environ,
-            cwd=os.getcwd(),
+    if getattr(ctx.args, "manual", False) and runner_flags_given(ctx.args):
+        raise UsageError(
+            "--manual drives the phases by hand: it takes no runner options "
+            f"({', '.join(runner_flags_given(ctx.args))})",
+            arguments=runner_flags_given(ctx.args),
         )
-    if ctx.args.dry_run:
-        return build_runner(config.execution, runner="dry-run")
-    return None
+    _interrupt_on_sigterm()
+    return open_with_runner_flags(ctx).workflows()
 
 
-def _service(ctx: CliContext) -> Any:
-    service = ctx.runtime.workflows()
-    service.environ = dict(os.environ)  # saved runner specs are rebuilt with the caller's env
-    return service
+def _interrupt_on_sigterm() -> None:
+    """Make SIGTERM (``kill``, ``timeout``) raise KeyboardInterrupt: the runner then ends
+    its agent's process group before the command exits (exit 130, ``E_INTERRUPTED``)."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, interrupt)
 
 
 # -- printing --------------------------------------------------------------------------
@@ -204,13 +216,16 @@ def _event_lines(event: WorkflowEvent, *, show_prompts: bool) -> list[str]:
     elif kind == "phase_verified":
         sha = str(event.extra.get("sha256", ""))[:12]
         how = " (verified on resume)" if event.extra.get("verified_on_resume") else ""
+        ran = _ran_text(event.extra.get("runner"))
         out.append(
             f"  [phase] {event.phase_id}: memory file verified{how}, "
-            f"{event.extra.get('bytes')} bytes, sha256 {sha}"
+            f"{event.extra.get('bytes')} bytes, sha256 {sha}{ran}"
         )
         out.append(f"    -> {event.directive}")
     elif kind == "phase_failed":
         out.append(f"  [phase] {event.phase_id}: FAILED: {event.directive}")
+    elif kind == "agent_settled":
+        out.append(f"  [phase] {event.phase_id}: {event.directive}")
     elif kind == "blocked":
         err = event.error or {}
         out.append(f"BLOCKED [{err.get('code')}]: {err.get('message')}")
@@ -221,6 +236,19 @@ def _event_lines(event: WorkflowEvent, *, show_prompts: bool) -> list[str]:
         out.extend(f"  {line}" for line in str(summary).splitlines())
         out.append(event.directive)
     return out
+
+
+def _ran_text(ran: Any) -> str:
+    """``; <kind> <model>, from its reply, 120+45 tokens`` for a verified phase."""
+    if not isinstance(ran, dict):
+        return ""
+    bits = [" ".join(str(ran[k]) for k in ("kind", "model") if ran.get(k))]
+    if ran.get("memory_from") == "reply":
+        bits.append("from its reply")
+    if ran.get("tokens_in") is not None or ran.get("tokens_out") is not None:
+        bits.append(f"{ran.get('tokens_in') or 0}+{ran.get('tokens_out') or 0} tokens")
+    text = ", ".join(b for b in bits if b)
+    return f"; {text}" if text else ""
 
 
 def _step_text(event: WorkflowEvent) -> str:
@@ -266,11 +294,12 @@ def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int
             raise
         # A dry run stops here by design: no agent wrote the memory file.
         run_id = str(exc.run_id)
-        status = _service(ctx).status(run_id)
+        status = ctx.runtime.workflows().status(run_id)
         note = (
             "dry run: the prompt above is what the phase agent would get; no agent wrote "
             f"the memory file, so the run waits at this phase. Continue with "
-            f"`skillrt workflow resume {run_id} --runner-cmd CMD` or `--manual`."
+            f"`skillrt workflow resume {run_id} --runner-cmd CMD` (or --runner openai "
+            "--base-url URL --model M, or --manual)."
         )
         ctx.emit(_result(status, printer, dry_run=True, note=note), note)
         return 0
@@ -285,15 +314,16 @@ def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int
 def cmd_start(ctx: CliContext) -> int:
     from pathlib import Path
 
+    from skillrt.cli.runner_flags import runner_options
+
     args = ctx.args
-    runner = _runner(ctx)
-    service = _service(ctx)
+    service = _open(ctx)
 
     def action(printer: _Printer) -> WorkflowStatus:
         status: WorkflowStatus = service.start(
             args.skill,
             args.query,
-            runner=runner,
+            runner_options=runner_options(args),
             manual=bool(args.manual),
             domain=args.domain,
             memory_dir=Path(args.memory_dir).resolve() if args.memory_dir else None,
@@ -307,13 +337,14 @@ def cmd_start(ctx: CliContext) -> int:
 
 
 def cmd_resume(ctx: CliContext) -> int:
-    runner = _runner(ctx)
-    service = _service(ctx)
+    from skillrt.cli.runner_flags import runner_options
+
+    service = _open(ctx)
 
     def action(printer: _Printer) -> WorkflowStatus:
         status: WorkflowStatus = service.resume(
             ctx.args.run_id,
-            runner=runner,
+            runner_options=runner_options(ctx.args),
             manual=bool(ctx.args.manual),
             observer=printer,
             checkpoint=_checkpoint(),
@@ -326,7 +357,7 @@ def cmd_resume(ctx: CliContext) -> int:
 
 
 def cmd_advance(ctx: CliContext) -> int:
-    service = _service(ctx)
+    service = ctx.runtime.workflows()
 
     def action(printer: _Printer) -> WorkflowStatus:
         status: WorkflowStatus = service.advance(
@@ -338,7 +369,7 @@ def cmd_advance(ctx: CliContext) -> int:
 
 
 def cmd_status(ctx: CliContext) -> int:
-    service = _service(ctx)
+    service = ctx.runtime.workflows()
     status = service.status(ctx.args.run_id)
     from skillrt.serialize import to_jsonable
 
@@ -375,9 +406,18 @@ def _status_human(status: WorkflowStatus, transitions: list[dict[str, Any]] | No
     lines += ["", table(["STEP", "NAME", "STATE"], rows)]
     if status.phases:
         prow = [
-            [p.phase_id, p.agent, p.state, str(p.attempts), p.memory_file] for p in status.phases
+            [
+                p.phase_id,
+                p.agent,
+                p.state,
+                str(p.attempts),
+                _ran_text(p.runner).removeprefix("; ") or "-",
+                p.memory_file,
+            ]
+            for p in status.phases
         ]
-        lines += ["", table(["PHASE", "AGENT", "STATE", "ATTEMPTS", "MEMORY FILE"], prow)]
+        head = ["PHASE", "AGENT", "STATE", "ATTEMPTS", "RUNNER", "MEMORY FILE"]
+        lines += ["", table(head, prow)]
     if status.last_error:
         lines += [
             "",
@@ -399,7 +439,7 @@ def _status_human(status: WorkflowStatus, transitions: list[dict[str, Any]] | No
 
 
 def cmd_list(ctx: CliContext) -> int:
-    runs = _service(ctx).list(limit=ctx.args.limit)
+    runs = ctx.runtime.workflows().list(limit=ctx.args.limit)
 
     def human() -> str:
         from skillrt.cli.output import table

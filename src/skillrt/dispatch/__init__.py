@@ -11,7 +11,12 @@ Modules, each importing only those above it (a test walks the imports)::
     model                                       request, result tree, session; SkillDispatcher
     prompt, prepare                             header + guards + prompt (no runner)
     dispatcher                                  run, follow edges and run_skill: the recursion
+    pipeline, repair                            a plan's steps with the 001 §10 fallback and
+                                                repair, through SkillDispatcher
     service                                     plans text, builds runners and dispatchers
+
+Below ``dispatch`` is ``execution`` (runners, the path machine, records), which imports
+nothing of it; above it is ``orchestration``, which it never imports.
 
 The names below are imported on first use, so importing one module of the package never
 imports the others through this file.
@@ -37,6 +42,7 @@ _EXPORTS = {
     "Identity": "skillrt.dispatch.header",
     "Policy": "skillrt.dispatch.header",
     "Prepared": "skillrt.dispatch.model",
+    "ReadyDispatch": "skillrt.dispatch.model",
     "RoleGuide": "skillrt.dispatch.roles",
     "RoleGuides": "skillrt.dispatch.roles",
     "RoutingRule": "skillrt.dispatch.rules",

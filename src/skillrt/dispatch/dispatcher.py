@@ -47,6 +47,7 @@ from skillrt.dispatch.model import (
     DispatchResult,
     DispatchSession,
     Prepared,
+    ReadyDispatch,
     RunSkillResult,
     build_result,
 )
@@ -165,7 +166,17 @@ class Dispatcher:
         """
         session = session or self.new_session(request.request_id)
         prepared = self.prepare(request, session)
-        result, machine = self.execute(prepared, request, session)
+        return self.run_ready(ReadyDispatch(request, session, prepared))
+
+    def ready(self, request: DispatchRequest) -> ReadyDispatch:
+        """``request`` prepared in a new session of its own."""
+        session = self.new_session(request.request_id)
+        return ReadyDispatch(request, session, self.prepare(request, session))
+
+    def run_ready(self, ready: ReadyDispatch) -> DispatchResult:
+        """Run a prepared request with no fallback (explicit dispatches, workflow
+        phases): on failure its machine goes ``fallback -> exit``."""
+        result, machine = self.execute(ready.prepared, ready.request, ready.session)
         if machine.state != PathState.SUCCESS.value:
             machine.advance(PathState.FALLBACK, "no fallback for an explicit dispatch")
             machine.advance(PathState.EXIT, "failed")

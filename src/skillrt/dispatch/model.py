@@ -127,6 +127,20 @@ class Prepared:
 
 
 @dataclass(frozen=True)
+class ReadyDispatch:
+    """A request prepared to run (header, guards, prompt done), in its session: what
+    :meth:`SkillDispatcher.run_ready` runs. ``prompt`` is exactly what the runner gets."""
+
+    request: DispatchRequest
+    session: DispatchSession
+    prepared: Prepared
+
+    @property
+    def prompt(self) -> str:
+        return self.prepared.prompt
+
+
+@dataclass(frozen=True)
 class RunSkillResult:
     """The structured result of 001 §19."""
 
@@ -284,6 +298,13 @@ class SkillDispatcher(Protocol):
         parent_output: str | None = None,
     ) -> Prepared:
         """Header, guards and prompt; raises a guard's error."""
+
+    def ready(self, request: DispatchRequest) -> ReadyDispatch:
+        """``request`` prepared in a new session of its own (raises a guard's error)."""
+
+    def run_ready(self, ready: ReadyDispatch) -> DispatchResult:
+        """Run a prepared request with no fallback (its path machine ends in ``success``
+        or ``exit``), following its edges; a failed run is a ``failed`` result."""
 
     def execute(
         self,

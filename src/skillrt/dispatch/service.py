@@ -28,14 +28,15 @@ from skillrt.config import RuntimeConfig
 from skillrt.dispatch.dispatcher import Dispatcher
 from skillrt.dispatch.edges import EdgeIndex, SkillEdge
 from skillrt.dispatch.model import DispatchRequest, DispatchResult, RunSkillResult
+from skillrt.dispatch.pipeline import PlanSource, RunPipeline, RunResult
 from skillrt.dispatch.roles import RoleGuides
 from skillrt.dispatch.rules import RoutingRules, RuleMatch
 from skillrt.dispatch.run_skill import parse_run_skill
 from skillrt.errors import AmbiguousSkill, SkillNotFound
 from skillrt.execution.base import Runner
-from skillrt.execution.pipeline import PlanSource, RunPipeline, RunResult
+from skillrt.execution.options import RunnerOptions
 from skillrt.execution.records import new_id
-from skillrt.execution.runners import DryRunRunner, build_runner
+from skillrt.execution.runners import build_runner
 from skillrt.loading.reads import SkillReads
 from skillrt.routing.plan import ActivationPlan, PlannedSkill, RouteResult
 from skillrt.skills.model import Skill
@@ -53,7 +54,6 @@ __all__ = [
     "MentionResolver",
     "OrchestrateResult",
     "RecordedRouting",
-    "RunnerSpec",
     "forced_plan",
 ]
 
@@ -102,18 +102,6 @@ class DispatchOptions(TypedDict, total=False):
     environ: Mapping[str, str] | None
     #: Record route events, executions and stats (False: a dry run that leaves no trace).
     record: bool
-
-
-@dataclass(frozen=True)
-class RunnerSpec:
-    """Which runner to use; anything unset comes from ``execution`` config."""
-
-    runner: str | None = None
-    runner_cmd: str | None = None
-    base_url: str | None = None
-    model: str | None = None
-    api_key: str | None = None
-    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,18 +197,13 @@ class DispatchService:
         return self._roles
 
     def build_runner(
-        self, spec: RunnerSpec | None = None, *, environ: Mapping[str, str] | None = None
+        self, options: RunnerOptions | None = None, *, environ: Mapping[str, str] | None = None
     ) -> Runner:
-        spec = spec or RunnerSpec()
-        if spec.dry_run:
-            return DryRunRunner()
+        """The runner ``execution`` config names, with ``options`` over it (the one way
+        every entry point builds one: :func:`skillrt.execution.runners.build_runner`)."""
         return build_runner(
             self.config.execution,
-            runner=spec.runner,
-            runner_cmd=spec.runner_cmd,
-            base_url=spec.base_url,
-            model=spec.model,
-            api_key=spec.api_key,
+            options,
             environ=self.env if environ is None else environ,
             cwd=self.config.project_dir,
         )
@@ -360,7 +343,7 @@ class DispatchService:
         **options: Unpack[DispatchOptions],
     ) -> RunResult:
         """The whole path: plan -> dispatch each step (with fallback) -> result."""
-        from skillrt.execution.repair import Repairer
+        from skillrt.dispatch.repair import Repairer
 
         record = options.get("record", True)
         dispatcher = self._dispatcher(options)

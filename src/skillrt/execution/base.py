@@ -32,41 +32,55 @@ class RunnerResult:
     meta: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class RunnerOptions:
-    """What the caller chose for a runner; anything unset comes from ``execution`` config."""
-
-    runner_cmd: str | None = None
-    base_url: str | None = None
-    model: str | None = None
-    #: An explicit key (the CLI reads it from the variable ``execution.api_key_env`` names).
-    api_key: str | None = None
-    #: The caller's environment, filtered before a command runner sees it.
-    environ: Mapping[str, str] | None = None
-    cwd: str | os.PathLike[str] | None = None
-
-
 class Runner(ABC):
     """Runs one prompt; ``name`` identifies it in events and stats.
 
-    Capabilities are class attributes, so a caller asks the runner instead of comparing
-    names: ``dry_run`` runners show the assembled prompt instead of running a model (their
-    output is the prompt: it feeds no stats, no sub-skill context and no ``run_skill``
-    lines, and the prompts are kept on the result).
+    Capabilities are attributes, so a caller asks the runner instead of comparing
+    names:
+
+    * ``dry_run``: the runner shows the assembled prompt instead of running a model (its
+      output is the prompt: it feeds no stats, no sub-skill context and no ``run_skill``
+      lines, and the prompts are kept on the result);
+    * ``writes_files``: the runner's agent writes files itself (an agentic CLI). False:
+      the runner returns text (a model's answer) and whoever asked for a file writes the
+      answer to it (a workflow phase's memory file, ``orchestration``).
+
+    ``model`` names the model the runner calls, when it knows (recorded per phase).
     """
 
     name: str = "runner"
     dry_run: ClassVar[bool] = False
+    writes_files: bool = False
+    model: str | None = None
+    #: The ``execution`` keys this kind reads: saved in :meth:`spec` (never a secret).
+    settings: ClassVar[tuple[str, ...]] = ()
 
     @classmethod
-    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> Runner:
-        """Build this runner from config and the caller's choices (``build_runner``)."""
+    def from_config(
+        cls,
+        execution: ExecutionConfig,
+        *,
+        environ: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> Runner:
+        """Build this runner from ``execution`` (the config with the caller's
+        :class:`~skillrt.execution.options.RunnerOptions` applied); ``environ`` is the
+        caller's environment (filtered before a command sees it; keys are read from it)."""
         raise NotImplementedError(f"{cls.__name__} cannot be built by name")
 
     def spec(self) -> dict[str, Any] | None:
-        """How to build this runner again on another day (a resumed workflow run), or None
-        when that needs what must not be saved (a key) or cannot be known (a Python object)."""
+        """How to build this runner again on another day (a resumed workflow run):
+        ``{"kind": name, <settings>...}``, or None when that cannot be known (a Python
+        object). Secrets are never in it: ``env`` lists the variables a rebuild must
+        find set again."""
         return None
+
+    def describe(self) -> dict[str, Any]:
+        """What ran (recorded per workflow phase): the spec, else the name; plus the model."""
+        out = dict(self.spec() or {"kind": "python", "name": self.name})
+        if self.model and "model" not in out:
+            out["model"] = self.model
+        return out
 
     @abstractmethod
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from enum import Enum, StrEnum
 from typing import Generic, TypeVar
 
-from skillrt.errors import IllegalTransition, RunnerError, SkillrtError
+from skillrt.errors import IllegalTransition, RunnerError, SkillrtError, StoreError
 
 
 class PathState(StrEnum):
@@ -246,13 +246,17 @@ def run_path(
     ``attempt(n)`` runs the path once (n = 1, 2, ...) and raises a
     :class:`~skillrt.errors.SkillrtError` on failure. A retryable failure is retried
     while the path's retries (``max_retry_per_path``), the ledger's per-skill budget
-    and the ban rule allow it; anything else stops the path.
+    and the ban rule allow it; anything else stops the path. A :class:`StoreError` (the
+    state store cannot record the attempt) is not the path's failure: it propagates, and
+    the machine stays ``running`` for the caller to resume.
     """
     machine.advance(PathState.RUNNING, "selected path started")
     retries = 0
     while True:
         try:
             value = attempt(machine.attempt)
+        except StoreError:
+            raise
         except SkillrtError as exc:
             banned = ledger.record_failure(machine.path)
             retryable = isinstance(exc, RunnerError) and exc.retryable

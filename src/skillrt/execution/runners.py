@@ -47,7 +47,9 @@ from typing import IO, Any
 
 from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
-from skillrt.execution.base import Runner, RunnerOptions, RunnerResult
+from skillrt.execution.base import Runner, RunnerResult
+from skillrt.execution.options import RunnerOptions
+from skillrt.execution.processes import notify_spawn
 
 #: Always passed to a command runner (when set in the caller's environment).
 BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")
@@ -127,6 +129,7 @@ class CommandRunner(Runner):
     """Runs a shell command with the prompt on stdin; stdout is the output."""
 
     name = "command"
+    settings = ("runner_cmd", "writes_files")
 
     def __init__(
         self,
@@ -138,10 +141,12 @@ class CommandRunner(Runner):
         max_output_bytes: int = 1_000_000,
         retryable_exit_codes: Iterable[int] = (75, 124),
         kill_grace_s: float = 1.0,
+        writes_files: bool = False,
     ) -> None:
         if not command or not command.strip():
             raise ConfigError("the runner command is empty", reason="runner_cmd_empty")
         self.command = command
+        self.writes_files = writes_files
         self.env = dict(env) if env is not None else {"PATH": os.defpath}
         self.cwd = cwd
         self.timeout_s = timeout_s
@@ -150,25 +155,32 @@ class CommandRunner(Runner):
         self.kill_grace_s = kill_grace_s
 
     @classmethod
-    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> CommandRunner:
-        cmd = options.runner_cmd if options.runner_cmd is not None else config.runner_cmd
-        if not cmd:
+    def from_config(
+        cls,
+        execution: ExecutionConfig,
+        *,
+        environ: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> CommandRunner:
+        if not execution.runner_cmd:
             raise ConfigError(
                 "the command runner needs a command (--runner-cmd or execution.runner_cmd)",
                 reason="no_runner_cmd",
+                runner=cls.name,
             )
         return cls(
-            cmd,
-            env=minimal_env(options.environ or {}, config.pass_env),
-            cwd=options.cwd,
-            timeout_s=config.timeout_s,
-            max_output_bytes=config.max_output_bytes,
-            retryable_exit_codes=config.retryable_exit_codes,
-            kill_grace_s=config.kill_grace_s,
+            execution.runner_cmd,
+            env=minimal_env(environ, execution.pass_env),
+            cwd=cwd,
+            timeout_s=execution.timeout_s,
+            max_output_bytes=execution.max_output_bytes,
+            retryable_exit_codes=execution.retryable_exit_codes,
+            kill_grace_s=execution.kill_grace_s,
+            writes_files=execution.writes_files,
         )
 
     def spec(self) -> dict[str, Any]:
-        return {"kind": self.name, "cmd": self.command}
+        return {"kind": self.name, "runner_cmd": self.command, "writes_files": self.writes_files}
 
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
         timeout = self.timeout_s if timeout_s is None else timeout_s
@@ -197,18 +209,31 @@ class CommandRunner(Runner):
         err = _CappedReader(proc.stderr, STDERR_TAIL_BYTES, keep_tail=True)
         out.start()
         err.start()
-        writer = threading.Thread(target=_feed, args=(proc.stdin, prompt), daemon=True)
-        writer.start()
         timed_out = False
+        writer: threading.Thread | None = None
         try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            # Whoever must never run a second agent beside this one records its group
+            # first (skillrt.execution.processes); only then does the agent get its prompt.
+            notify_spawn(proc.pid, writes_files=self.writes_files)
+            writer = threading.Thread(target=_feed, args=(proc.stdin, prompt), daemon=True)
+            writer.start()
+            try:
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                self._kill_group(proc)
+        except BaseException:
+            # Interrupted (SIGTERM, Ctrl-C) or the spawn was not recorded: the agent must
+            # not outlive the call that started it.
             self._kill_group(proc)
+            if writer is None:
+                _close(proc.stdin)
+            raise
         finally:
             # Reap, and make sure no reader thread outlives the call for long.
             proc.wait()
-            writer.join(timeout=1.0)
+            if writer is not None:
+                writer.join(timeout=1.0)
             out.join(timeout=2.0)
             err.join(timeout=2.0)
         latency_ms = (time.perf_counter() - start) * 1000
@@ -219,7 +244,7 @@ class CommandRunner(Runner):
             "stderr": stderr[-2000:],
             "latency_ms": round(latency_ms, 3),
             "output_excerpt": output[:2000],
-            # Runs often print their report last (see execution/repair.py).
+            # Runs often print their report last (see dispatch/repair.py).
             "output_tail": output[-4000:] if len(output) > 2000 else "",
         }
         if timed_out:
@@ -279,6 +304,13 @@ def _feed(stdin: IO[bytes], prompt: str) -> None:
             pass
 
 
+def _close(stream: IO[bytes]) -> None:
+    try:
+        stream.close()
+    except OSError:
+        pass
+
+
 def _exit_message(code: int, stderr: str) -> str:
     last = next((line for line in reversed(stderr.splitlines()) if line.strip()), "")
     tail = f": {last.strip()[:300]}" if last else ""
@@ -299,6 +331,7 @@ class OpenAIRunner(Runner):
     """POSTs the prompt to ``<base_url>/chat/completions`` (any OpenAI-compatible server)."""
 
     name = "openai"
+    settings = ("base_url", "model", "api_key_env")
 
     def __init__(
         self,
@@ -311,6 +344,7 @@ class OpenAIRunner(Runner):
         max_response_bytes: int = 20_000_000,
         system_prompt: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
+        api_key_env: str | None = None,
     ) -> None:
         if not base_url or not base_url.startswith(("http://", "https://")):
             raise ConfigError(
@@ -322,6 +356,9 @@ class OpenAIRunner(Runner):
         self.url = base_url.rstrip("/") + "/chat/completions"
         self.model = model
         self.api_key = api_key
+        #: Where the key came from (saved for a rebuild; the key itself never is).
+        self.api_key_env = api_key_env if api_key else None
+        self.base_url = base_url
         self.timeout_s = timeout_s
         self.max_output_bytes = max_output_bytes
         self.max_response_bytes = max_response_bytes
@@ -329,20 +366,37 @@ class OpenAIRunner(Runner):
         self.extra_body = dict(extra_body or {})
 
     @classmethod
-    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> OpenAIRunner:
-        url = options.base_url or config.base_url
-        if not url:
+    def from_config(
+        cls,
+        execution: ExecutionConfig,
+        *,
+        environ: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> OpenAIRunner:
+        if not execution.base_url:
             raise ConfigError(
                 "the openai runner needs a base URL (--base-url or execution.base_url)",
                 reason="no_base_url",
+                runner=cls.name,
             )
+        # A local server needs no key: without the variable the request has no
+        # Authorization header (a rebuild that had one refuses to go on without it).
+        key = environ.get(execution.api_key_env) or None
         return cls(
-            url,
-            options.model or config.model or "",
-            api_key=options.api_key,
-            timeout_s=config.timeout_s,
-            max_output_bytes=config.max_output_bytes,
+            execution.base_url,
+            execution.model or "",
+            api_key=key,
+            api_key_env=execution.api_key_env,
+            timeout_s=execution.timeout_s,
+            max_output_bytes=execution.max_output_bytes,
         )
+
+    def spec(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.name, "base_url": self.base_url, "model": self.model}
+        if self.api_key_env:
+            out["api_key_env"] = self.api_key_env
+            out["env"] = [self.api_key_env]  # must be set again on resume
+        return out
 
     def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
         timeout = self.timeout_s if timeout_s is None else timeout_s
@@ -524,7 +578,13 @@ class DryRunRunner(Runner):
     dry_run = True
 
     @classmethod
-    def from_options(cls, config: ExecutionConfig, options: RunnerOptions) -> DryRunRunner:
+    def from_config(
+        cls,
+        execution: ExecutionConfig,
+        *,
+        environ: Mapping[str, str],
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> DryRunRunner:
         return cls()
 
     def spec(self) -> dict[str, Any]:
@@ -550,23 +610,21 @@ RUNNER_NAMES = tuple(RUNNERS)
 
 
 def build_runner(
-    config: ExecutionConfig,
+    execution: ExecutionConfig,
+    options: RunnerOptions | None = None,
     *,
-    runner: str | None = None,
-    runner_cmd: str | None = None,
-    base_url: str | None = None,
-    model: str | None = None,
-    api_key: str | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,
 ) -> Runner:
-    """The runner the config (and overrides) name, through :data:`RUNNERS`.
+    """The one way a runner is built: ``options`` applied to ``execution``, then the
+    class :data:`RUNNERS` names builds itself from the result.
 
-    ``runner_cmd`` alone selects the command runner. ``environ`` is the caller's
-    environment, filtered through :func:`minimal_env`; ``api_key`` is an explicit value
-    (the CLI reads it from the variable named by ``execution.api_key_env``).
+    ``environ`` is the caller's environment: a command runner gets only
+    :func:`minimal_env` of it, the openai runner reads its key from it.
     """
-    kind = runner or (CommandRunner.name if runner_cmd else config.runner)
+    if options is not None:
+        execution = options.apply(execution)
+    kind = execution.runner
     cls = RUNNERS.get(kind)
     if cls is None:
         raise ConfigError(
@@ -574,30 +632,50 @@ def build_runner(
             reason="unknown_runner",
             runner=kind,
         )
-    options = RunnerOptions(
-        runner_cmd=runner_cmd,
-        base_url=base_url,
-        model=model,
-        api_key=api_key,
-        environ=environ,
-        cwd=cwd,
-    )
-    return cls.from_options(config, options)
+    return cls.from_config(execution, environ=environ or {}, cwd=cwd)
 
 
-def rebuild_runner(
-    config: ExecutionConfig,
-    spec: Mapping[str, Any],
-    *,
-    environ: Mapping[str, str] | None = None,
-    cwd: str | os.PathLike[str] | None = None,
-) -> Runner | None:
-    """The runner a saved :meth:`Runner.spec` describes, or None when it names no runner
-    that can be built from a spec alone."""
+def spec_options(
+    spec: Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+) -> RunnerOptions | None:
+    """The options a saved :meth:`Runner.spec` stands for; None when it names no runner
+    that can be built by name (a Python object). A variable the spec needs (its API key)
+    must be set in ``environ`` again: a missing one is a :class:`ConfigError` naming it."""
     kind = spec.get("kind")
     cls = RUNNERS.get(kind) if isinstance(kind, str) else None
     if cls is None or cls.spec is Runner.spec:
         return None
-    cmd = spec.get("cmd")
-    options = RunnerOptions(runner_cmd=str(cmd or ""), environ=environ, cwd=cwd)
-    return cls.from_options(config, options)
+    env = environ or {}
+    missing = [str(name) for name in spec.get("env") or () if not env.get(str(name))]
+    if missing:
+        raise ConfigError(
+            f"the run's {kind} runner read its API key from ${missing[0]}, which is not set "
+            f"here: export {missing[0]} and try again (keys are never saved with a run)",
+            reason="api_key_missing",
+            runner=kind,
+            key=missing[0],
+        )
+    settings = {k: spec[k] for k in cls.settings if k in spec}
+    if kind == CommandRunner.name and "runner_cmd" not in settings and spec.get("cmd"):
+        settings["runner_cmd"] = spec["cmd"]  # saved before the spec used config keys
+    return RunnerOptions(runner=kind, **settings)
+
+
+def rebuild_runner(
+    execution: ExecutionConfig,
+    spec: Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    options: RunnerOptions | None = None,
+) -> Runner | None:
+    """The runner a saved :meth:`Runner.spec` describes (``options`` over it), built by
+    :func:`build_runner`; None when the spec cannot be built by name (see
+    :func:`spec_options`)."""
+    if options is not None and options.kind() not in (None, spec.get("kind")):
+        return build_runner(execution, options, environ=environ, cwd=cwd)  # another kind
+    base = spec_options(spec, environ=environ)
+    if base is None:
+        return None
+    chosen = options.over(base) if options is not None else base
+    return build_runner(execution, chosen, environ=environ, cwd=cwd)

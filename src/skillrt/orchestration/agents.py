@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from skillrt.dispatch.model import DispatchRequest, ReadyDispatch, SkillDispatcher
 from skillrt.errors import RunnerError, SkillNotFound
 from skillrt.execution.base import Runner, RunnerResult
 from skillrt.orchestration.prompt import runtime_header
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from skillrt.config import RuntimeConfig
-    from skillrt.dispatch.model import SkillDispatcher
     from skillrt.dispatch.roles import RoleGuides
     from skillrt.skills.registry import SkillRegistry
 
@@ -40,7 +40,14 @@ if TYPE_CHECKING:
     #: builds it over its dispatch service).
     DispatcherFactory = Callable[[Runner, float | None, str], SkillDispatcher]
 
-__all__ = ["DirectAgents", "DispatchedAgents", "PhaseAgents", "PhaseCall", "PreparedPhase"]
+__all__ = [
+    "DirectAgents",
+    "DispatchedAgents",
+    "PhaseAgents",
+    "PhaseCall",
+    "PhaseDispatch",
+    "PreparedPhase",
+]
 
 
 @dataclass(frozen=True)
@@ -57,13 +64,24 @@ class PhaseCall:
 
 
 @dataclass(frozen=True)
+class PhaseDispatch:
+    """A phase prepared as a delegated dispatch, and the dispatcher that runs it."""
+
+    dispatcher: SkillDispatcher
+    ready: ReadyDispatch
+
+
+@dataclass(frozen=True)
 class PreparedPhase:
-    """The assembled prompt of one phase agent and what is needed to run it."""
+    """The assembled prompt of one phase agent and what runs it: ``runner`` (None when
+    prepared only to show the prompt, manual mode) and, for a dispatched phase, its
+    ready dispatch."""
 
     call: PhaseCall
     prompt: str
     role: str
-    handle: Any = None
+    runner: Runner | None = None
+    dispatch: PhaseDispatch | None = None
 
 
 class PhaseAgents(ABC):
@@ -92,13 +110,12 @@ class DirectAgents(PhaseAgents):
         role = self.role_for(call.phase)
         header = runtime_header(call.skill, role, call.run_id, call.phase.id)
         prompt = f"<runtime-header>\n```yaml\n{header}```\n</runtime-header>\n\n{call.task}"
-        return PreparedPhase(call=call, prompt=prompt, role=role, handle=runner)
+        return PreparedPhase(call=call, prompt=prompt, role=role, runner=runner)
 
     def run(self, prepared: PreparedPhase) -> RunnerResult:
-        runner: Runner | None = prepared.handle
-        if runner is None:
+        if prepared.runner is None:
             raise RunnerError("this phase was prepared without a runner", retryable=False)
-        return runner.run(prepared.prompt, timeout_s=prepared.call.timeout_s)
+        return prepared.runner.run(prepared.prompt, timeout_s=prepared.call.timeout_s)
 
 
 class DispatchedAgents(PhaseAgents):
@@ -154,7 +171,6 @@ class DispatchedAgents(PhaseAgents):
             return None  # started from a folder outside the registry: role guide + task
 
     def prepare(self, call: PhaseCall, runner: Runner | None) -> PreparedPhase:
-        from skillrt.dispatch.model import DispatchRequest
         from skillrt.execution.runners import DryRunRunner
 
         role = self.role_for(call.phase)
@@ -176,10 +192,11 @@ class DispatchedAgents(PhaseAgents):
         )
         # Manual mode only shows the prompt: a dry-run runner stands in.
         dispatcher = self._dispatcher(runner or DryRunRunner(), call.timeout_s, call.run_id)
-        session = dispatcher.new_session(request.request_id)
-        ready = dispatcher.prepare(request, session)
-        handle = (dispatcher, request, session, ready) if runner is not None else None
-        return PreparedPhase(call=call, prompt=ready.prompt, role=role, handle=handle)
+        ready = dispatcher.ready(request)
+        dispatch = PhaseDispatch(dispatcher, ready) if runner is not None else None
+        return PreparedPhase(
+            call=call, prompt=ready.prompt, role=role, runner=runner, dispatch=dispatch
+        )
 
     def _folder_body(self, name: str, skill_dir: str) -> str | None:
         from pathlib import Path
@@ -196,12 +213,12 @@ class DispatchedAgents(PhaseAgents):
         return injection_block(ref, load_skill_body(ref, self.config.limits))
 
     def run(self, prepared: PreparedPhase) -> RunnerResult:
-        from skillrt.execution.fallback import PathState
-
-        if prepared.handle is None:
+        """Run the phase's dispatch (the dispatcher's path machine: one retry of a
+        retryable runner failure, no fallback); raise :class:`RunnerError` when it failed."""
+        if prepared.dispatch is None:
             raise RunnerError("this phase was prepared without a runner", retryable=False)
-        dispatcher, request, session, ready = prepared.handle
-        result, machine = dispatcher.execute(ready, request, session)
+        dispatch = prepared.dispatch
+        result = dispatch.dispatcher.run_ready(dispatch.ready)
         if result.ok:
             return RunnerResult(
                 output=result.output,
@@ -212,8 +229,6 @@ class DispatchedAgents(PhaseAgents):
                 truncated=result.truncated,
                 meta={"execution_id": result.execution_id, "attempts": result.attempts},
             )
-        machine.advance(PathState.FALLBACK, "no fallback for a workflow phase")
-        machine.advance(PathState.EXIT, "failed")
         error = dict(result.error or {})
         raise RunnerError(
             str(error.get("message") or "the phase agent failed"),

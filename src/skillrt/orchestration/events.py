@@ -30,6 +30,7 @@ EventKind = Literal[
     "phase_awaiting",
     "phase_verified",
     "phase_failed",
+    "agent_settled",
     "blocked",
     "completed",
 ]

@@ -11,6 +11,11 @@ with surrounding whitespace removed, is exactly ``Status: COMPLETED`` (case-sens
 no Markdown emphasis). A file that has a line starting with ``Status: BLOCKED`` is
 *blocked*; anything else is *not completed*. Because the marker must be the last
 line, a half-written file never looks complete.
+
+**A reply as the file.** A runner that returns text answers with the file's content;
+:func:`reply_content` is what is written: the reply as it is, except that one code
+fence around the whole reply (a model's habit) is taken off. Nothing is added: a reply
+without the marker stays not completed.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -33,6 +39,7 @@ __all__ = [
     "MemoryFolder",
     "VerifiedMemory",
     "context_file_name",
+    "reply_content",
     "summary_file_name",
 ]
 
@@ -40,6 +47,25 @@ COMPLETION_LINE = "Status: COMPLETED"
 BLOCKED_PREFIX = "Status: BLOCKED"
 DEFAULT_MAX_MEMORY_FILE_BYTES = 1_000_000
 DEFAULT_MAX_CONTEXT_FILE_CHARS = 40_000
+
+
+_FENCE = re.compile(r"^(`{3,}|~{3,})[\w+-]*$")
+
+
+def reply_content(reply: str) -> str:
+    """The memory file a text reply stands for: the reply, without one code fence
+    wrapping all of it; ends with a newline (empty when the reply is blank)."""
+    text = reply.strip()
+    if not text:
+        return ""
+    lines = text.splitlines()
+    opening = _FENCE.match(lines[0].strip())
+    if opening and len(lines) >= 2:
+        fence = opening.group(1)
+        last = lines[-1].strip()
+        if last and set(last) == {fence[0]} and len(last) >= len(fence):
+            text = "\n".join(lines[1:-1]).strip("\n")
+    return text + "\n" if text.strip() else ""
 
 
 def context_file_name(task_id: str) -> str:

@@ -3,10 +3,16 @@
 The task carries, in order: the phase identity line, the domain learnings (step 0:
 learning injection), the phase instructions with ``{task_id}`` substituted (or, for a
 phase without any, a pointer to the role guide and the composite skill), the memory
-files its ``context`` patterns matched, and the output contract naming the exact
-memory file path the agent must write. The ``Memory file:`` line is machine-readable so
-a runner script can find the path. The dispatcher (``agents.py``) wraps the task with
-the runtime header, the role guide and the composite skill.
+files its ``context`` patterns matched, why the previous attempt was not accepted (when
+it was not), and the output contract naming the exact memory file. The ``Memory file:``
+line is machine-readable so a runner script can find the path. The dispatcher
+(``agents.py``) wraps the task with the runtime header, the role guide and the
+composite skill.
+
+The output contract depends on who delivers the file (:data:`Delivery`): ``reply`` — a
+runner that returns text answers with the file's content and skillrt writes it;
+``file`` — an agent that writes files writes it (its reply is the fallback); ``manual``
+— an outside agent writes it, then ``workflow advance``.
 """
 
 from __future__ import annotations
@@ -14,16 +20,19 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from skillrt.orchestration.learnings import LearningsText
 from skillrt.orchestration.memory import COMPLETION_LINE, ContextFile
 from skillrt.orchestration.spec import PhaseSpec
 
-__all__ = ["PhasePrompt", "build_phase_prompt", "runtime_header"]
+__all__ = ["Delivery", "PhasePrompt", "build_phase_prompt", "runtime_header"]
 
 _BACKTICKS = re.compile(r"`+")
 
 MEMORY_FILE_LABEL = "Memory file:"
+#: Who puts the memory file in place (see the module docstring).
+Delivery = Literal["reply", "file", "manual"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +52,9 @@ class PhasePrompt:
     memory_file: str
     #: The role the agent runs as (the dispatcher's choice, see agents.py).
     role: str
+    delivery: Delivery = "file"
+    #: Why the phase's previous attempt was not accepted (its prompt says so).
+    previous_failure: str | None = None
 
 
 def _fence(text: str) -> str:
@@ -125,20 +137,41 @@ def build_phase_prompt(p: PhasePrompt) -> str:
     else:
         out.append("(no memory files matched this phase's context patterns)")
         out.append("")
+    if p.previous_failure:
+        out.append("## Previous attempt")
+        out.append("")
+        out.append(
+            "The previous attempt at this phase was not accepted: "
+            f"{p.previous_failure.rstrip('.')}. Do the phase again and meet the output "
+            "contract below exactly."
+        )
+        out.append("")
     out.append("## Output contract")
     out.append("")
     out.append(f"{MEMORY_FILE_LABEL} {p.memory_file}")
     out.append("")
-    out.append(
-        "Write that file (and no other file in the memory folder). Begin it with a one-line "
-        "summary of what this phase concluded. Put durable lessons for future runs under a "
-        "`## Learnings` heading as bullet points."
+    content = (
+        "Begin it with a one-line summary of what this phase concluded. Put durable lessons "
+        "for future runs under a `## Learnings` heading as bullet points."
     )
+    if p.delivery == "reply":
+        out.append(
+            "Reply with the complete content of that file and nothing else: skillrt writes "
+            f"your reply to it. {content}"
+        )
+    else:
+        out.append(f"Write that file (and no other file in the memory folder). {content}")
+    what = "your reply" if p.delivery == "reply" else "the file"
     out.append(
-        f"End the file with the exact line `{COMPLETION_LINE}` when the phase is done, or "
+        f"End {what} with the exact line `{COMPLETION_LINE}` when the phase is done, or "
         "with `Status: BLOCKED` followed by the question that blocks it. The workflow does "
         "not advance until this file is verified."
     )
+    if p.delivery == "file":
+        out.append(
+            "If you cannot write files, reply with the file's complete content instead: "
+            "skillrt writes your reply to it when you have not written the file."
+        )
     return "\n".join(out) + "\n"
 
 

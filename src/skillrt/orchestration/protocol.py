@@ -11,11 +11,23 @@ Step 5 runs each phase's agent through a :class:`~skillrt.execution.base.Runner`
 (``runner`` mode) or prints its directive for an outside agent and waits for
 ``advance`` (``manual`` mode). Either way the phase advances only when its memory file
 passes verification; there is no way around it.
+
+A runner that returns text (``writes_files`` False: a model's answer) is asked for the
+memory file's content as its reply, and the engine writes the reply to the file
+(atomically) before verifying it; a file the agent wrote itself during the attempt wins
+over its reply. A memory file that fails verification for a reason a new attempt can
+fix (missing, empty, not completed, too large, unreadable) gets one more attempt with
+the reason in its prompt; then the run blocks. ``Status: BLOCKED`` blocks at once.
+
+While an agent runs, its process group is recorded with the phase; a resume never
+starts a phase's agent beside a live earlier one (:meth:`WorkflowEngine._settle_agent`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,13 +43,21 @@ from skillrt.errors import (
     StoreConflict,
     StoreError,
     UsageError,
+    WorkflowAgentRunning,
     WorkflowBusy,
     WorkflowError,
     WorkflowIllegalTransition,
     WorkflowNotFound,
     WorkflowRunnerRequired,
 )
-from skillrt.execution.base import Runner
+from skillrt.execution.base import Runner, RunnerResult
+from skillrt.execution.processes import (
+    AgentProcess,
+    SpawnHook,
+    end_group,
+    group_alive,
+    watch_spawns,
+)
 from skillrt.orchestration.agents import DirectAgents, PhaseAgents, PhaseCall, PreparedPhase
 from skillrt.orchestration.documents import (
     PhaseOutcome,
@@ -63,9 +83,10 @@ from skillrt.orchestration.learnings import (
 from skillrt.orchestration.memory import (
     MemoryFolder,
     context_file_name,
+    reply_content,
     summary_file_name,
 )
-from skillrt.orchestration.prompt import PhasePrompt, build_phase_prompt
+from skillrt.orchestration.prompt import Delivery, PhasePrompt, build_phase_prompt
 from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec, load_workflow_spec
 from skillrt.orchestration.state import (
     LeaseKeeper,
@@ -78,13 +99,17 @@ from skillrt.orchestration.state import (
 __all__ = ["EngineSettings", "Mode", "RunnerFactory", "WorkflowEngine", "new_run_id"]
 
 Mode = Literal["runner", "manual"]
-#: Builds a runner from the spec a run saved (``{"kind": "cmd", "cmd": ...}``, ...).
+#: Builds a runner from the spec a run saved (``{"kind": "command", "runner_cmd": ...}``).
 RunnerFactory = Callable[[Mapping[str, Any]], Runner]
 
 #: Errors that say nothing about the run itself: the run is left as it was.
 _NOT_BLOCKING = (WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound, WorkflowRunnerRequired)
 #: The step each resting state leads to (steps 1-4 and 6; step 5 is handled apart).
 _NEXT_STEP = {s.requires: s.number for s in STEPS}
+#: Verification failures another attempt of the phase can fix (it gets one, with the
+#: reason in its prompt). ``blocked`` is the agent's own answer; the others are the
+#: file system's.
+_RETRY_REASONS = frozenset({"missing", "empty", "not_completed", "too_large", "unreadable"})
 
 
 def new_run_id() -> str:
@@ -104,6 +129,10 @@ class EngineSettings:
     merge_learnings: bool = True
     #: Where domain learnings are kept; None: ``<run's learnings_dir>/<domain>.md``.
     learnings: LearningsBook | None = None
+    #: Seconds a resume waits for a live earlier agent that writes files to finish.
+    orphan_wait_s: float = 10.0
+    #: Seconds between SIGTERM and SIGKILL when an earlier agent is ended.
+    kill_grace_s: float = 1.0
 
 
 class _RunnerSlot:
@@ -120,8 +149,9 @@ class _RunnerSlot:
         if self._runner is None:
             if self._spec is None or self._factory is None:
                 raise WorkflowRunnerRequired(
-                    f"run {run_id} needs a runner to run its next phase: pass --runner-cmd "
-                    "(or --manual to drive the phases yourself)",
+                    f"run {run_id} needs a runner to run its next phase: pass --runner-cmd, "
+                    "--runner openai --base-url URL --model M (or --manual to drive the "
+                    "phases yourself)",
                     run_id=run_id,
                 )
             self._runner = self._factory(self._spec)
@@ -191,7 +221,8 @@ class WorkflowEngine:
             raise UsageError(f"unknown workflow mode {mode!r}", mode=mode)
         if mode == "runner" and runner is None and runner_spec is None:
             raise WorkflowRunnerRequired(
-                "a workflow in runner mode needs a runner (--runner-cmd) or --manual",
+                "a workflow in runner mode needs a runner (--runner-cmd CMD, --runner openai "
+                "--base-url URL --model M, or execution.runner in skillrt.yaml) or --manual",
                 skill=skill,
             )
         # Fail fast, before a run exists: a bad config or an unknown role.
@@ -531,7 +562,9 @@ class WorkflowEngine:
                 continue
             phase = spec.phase(prec.phase_id)
             if prec.state in (PhaseState.RUNNING, PhaseState.FAILED):
-                # Interrupted or failed earlier: the memory file may be complete already.
+                # Interrupted or failed earlier: an agent a killed worker left behind is
+                # waited for or ended first; then the memory file may be complete already.
+                self._settle_agent(rec, prec)
                 try:
                     verified = folder.verify(prec.memory_file, phase_id=phase.id)
                 except MemoryVerificationFailed:
@@ -547,6 +580,194 @@ class WorkflowEngine:
             agent = runner.get(rec.run_id)
             self._run_phase(rec, spec, phase, prec, folder, agent)
         return True
+
+    def _settle_agent(self, rec: RunRecord, prec: PhaseRecord) -> None:
+        """Never run a phase beside a live earlier agent of it (one a killed worker left).
+
+        Gone: nothing to do. Alive on this host: an agent that writes files may still
+        finish its memory file, so it gets up to ``orphan_wait_s``; then (at once for
+        one that returns text, whose reply has no reader left) its process group is
+        ended. Alive on another host, or not ours to end: :class:`WorkflowAgentRunning`
+        until its lease (the phase's timeout) runs out.
+        """
+        if not prec.agent_process:
+            return
+        agent = AgentProcess.from_dict(prec.agent_process)
+        lease = prec.agent_process.get("lease_until")
+        left = float(lease) - time.time() if isinstance(lease, (int, float)) else None
+
+        def refuse(why: str) -> WorkflowAgentRunning:
+            return WorkflowAgentRunning(
+                f"phase {prec.phase_id} of run {rec.run_id}: its earlier agent (process group "
+                f"{agent.pgid} on {agent.host}) is still running and {why}; no second agent "
+                "starts beside it. Stop it, or resume after it ends"
+                + (f" (its lease ends in {left:.0f} s)" if left and left > 0 else ""),
+                run_id=rec.run_id,
+                phase_id=prec.phase_id,
+                host=agent.host,
+                pgid=agent.pgid,
+                lease_expires_in_s=round(left, 3) if left is not None else None,
+            )
+
+        if not agent.local:
+            if left is not None and left <= 0:
+                return  # its lease ran out: whatever it was doing, it may not write now
+            raise refuse("runs on another host")
+        if not group_alive(agent):
+            return
+        wait = self.settings.orphan_wait_s if agent.writes_files else 0.0
+        deadline = time.monotonic() + max(0.0, wait)
+        while group_alive(agent) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        ended = False
+        if group_alive(agent):
+            if not end_group(agent.pgid, grace_s=self.settings.kill_grace_s):
+                raise refuse("cannot be ended from this process")
+            ended = True
+        self.store.record_agent(rec.run_id, prec.phase_id, None, owner=self._owner)
+        self._emit(
+            rec.run_id,
+            "agent_settled",
+            RunState.TRIGGERING_AGENTS,
+            rec.seq,
+            step=5,
+            phase_id=prec.phase_id,
+            agent=prec.agent,
+            directive=(
+                f"ended the phase's earlier agent (process group {agent.pgid}) that a killed "
+                "worker left running"
+                if ended
+                else f"the phase's earlier agent (process group {agent.pgid}) finished"
+            ),
+            extra={"pgid": agent.pgid, "ended": ended},
+        )
+
+    def _run_phase(
+        self,
+        rec: RunRecord,
+        spec: WorkflowSpec,
+        phase: PhaseSpec,
+        prec: PhaseRecord,
+        folder: MemoryFolder,
+        runner: Runner,
+    ) -> None:
+        """Run the phase's agent; a verification failure another attempt can fix gets
+        one more attempt, told why (as does a resumed phase whose last attempt failed so)."""
+        failure = _verification_failure(prec.last_error)
+        for last in (False, True):
+            try:
+                self._attempt_phase(rec, spec, phase, prec, folder, runner, failure)
+                return
+            except MemoryVerificationFailed as exc:
+                if last or runner.dry_run or exc.reason not in _RETRY_REASONS:
+                    raise
+                failure = exc.message
+            rec = self.store.load(rec.run_id)
+            prec = rec.phase(phase.id)
+
+    def _attempt_phase(
+        self,
+        rec: RunRecord,
+        spec: WorkflowSpec,
+        phase: PhaseSpec,
+        prec: PhaseRecord,
+        folder: MemoryFolder,
+        runner: Runner,
+        failure: str | None,
+    ) -> None:
+        run_id = rec.run_id
+        self._point(f"phase:{phase.id}", run_id)
+        prepared = self._prepare(rec, spec, phase, prec.index, folder, runner, failure=failure)
+        prompt = prepared.prompt
+        seq = self.store.phase_transition(
+            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
+        )
+        path = folder.path_for(prec.memory_file)
+        self._emit(
+            run_id,
+            "phase_started",
+            RunState.TRIGGERING_AGENTS,
+            seq,
+            step=5,
+            phase_id=phase.id,
+            agent=phase.agent,
+            memory_file=str(path),
+            prompt=prompt,
+            directive=(
+                f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
+                f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; "
+                + (
+                    f"its reply is written to {path}"
+                    if not runner.writes_files
+                    else f"it must write {path}"
+                )
+            ),
+            extra={"index": prec.index, "total": len(spec.phases), "attempt": prec.attempts + 1},
+        )
+        self._point(f"phase:{phase.id}:running", run_id)
+        ran: dict[str, Any] = runner.describe()
+        before = _stamp(path)
+        timeout = prepared.call.timeout_s or self.settings.default_timeout_s
+        try:
+            with watch_spawns(self._agent_recorder(run_id, phase.id, timeout)):
+                result = self.agents.run(prepared)
+        except RunnerError as exc:
+            err = PhaseRunFailed(
+                f"phase {phase.id}: the agent's runner failed: {exc.message}",
+                run_id=run_id,
+                phase_id=phase.id,
+                retryable=exc.retryable,
+                runner_error=exc.to_dict(),
+            )
+            self._mark_failed(rec, phase, err, runner={**ran, "error": exc.code})
+            raise err from exc
+        source = self._deliver(run_id, folder, prec.memory_file, before, result, runner)
+        ran.update(_ran(result, source))
+        self._point(f"phase:{phase.id}:written", run_id)
+        try:
+            verified = folder.verify(prec.memory_file, phase_id=phase.id)
+        except MemoryVerificationFailed as exc:
+            exc.fill(run_id=run_id)
+            self._mark_failed(rec, phase, exc, runner=ran)
+            raise
+        self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, runner=ran)
+
+    def _agent_recorder(self, run_id: str, phase_id: str, timeout_s: float | None) -> SpawnHook:
+        """Records each agent process group the phase's runner starts, with its lease: the
+        phase timeout (plus the kill grace) from now."""
+
+        def record(agent: AgentProcess) -> None:
+            data = agent.to_dict()
+            if timeout_s:
+                data["lease_until"] = time.time() + timeout_s + self.settings.kill_grace_s
+            self.store.record_agent(run_id, phase_id, data, owner=self._owner)
+
+        return record
+
+    def _deliver(
+        self,
+        run_id: str,
+        folder: MemoryFolder,
+        name: str,
+        before: tuple[int, int, int] | None,
+        result: RunnerResult,
+        runner: Runner,
+    ) -> str:
+        """Put the phase's memory file in place: ``agent`` when the agent wrote it during
+        this attempt (it wins over its reply), ``reply`` when its reply was written (for
+        a runner that returns text, or an agent that wrote no file), ``none`` when there
+        was nothing to write (a blank reply, a dry run)."""
+        path = folder.path_for(name)
+        now = _stamp(path)
+        if now is not None and now != before:
+            return "agent"
+        if runner.dry_run:
+            return "none"
+        text = reply_content(result.output)
+        if not text:
+            return "none"
+        _io(lambda: folder.write(name, text), run_id)
+        return "reply"
 
     def _issue_manual(
         self,
@@ -588,75 +809,22 @@ class WorkflowEngine:
             extra={"index": prec.index, "total": len(spec.phases)},
         )
 
-    def _run_phase(
+    def _mark_failed(
         self,
         rec: RunRecord,
-        spec: WorkflowSpec,
         phase: PhaseSpec,
-        prec: PhaseRecord,
-        folder: MemoryFolder,
-        runner: Runner,
+        err: SkillrtError,
+        *,
+        runner: Mapping[str, Any] | None = None,
     ) -> None:
-        run_id = rec.run_id
-        self._point(f"phase:{phase.id}", run_id)
-        prepared = self._prepare(rec, spec, phase, prec.index, folder, runner)
-        prompt = prepared.prompt
         seq = self.store.phase_transition(
-            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
-        )
-        path = folder.root / prec.memory_file
-        self._emit(
-            run_id,
-            "phase_started",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=phase.id,
-            agent=phase.agent,
-            memory_file=str(path),
-            prompt=prompt,
-            directive=(
-                f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
-                f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; it must write {path}"
-            ),
-            extra={"index": prec.index, "total": len(spec.phases), "attempt": prec.attempts + 1},
-        )
-        self._point(f"phase:{phase.id}:running", run_id)
-        try:
-            result = self.agents.run(prepared)
-        except RunnerError as exc:
-            err = PhaseRunFailed(
-                f"phase {phase.id}: the agent's runner failed: {exc.message}",
-                run_id=run_id,
-                phase_id=phase.id,
-                retryable=exc.retryable,
-                runner_error=exc.to_dict(),
-            )
-            self._mark_failed(rec, phase, err)
-            raise err from exc
-        self._point(f"phase:{phase.id}:written", run_id)
-        try:
-            verified = folder.verify(prec.memory_file, phase_id=phase.id)
-        except MemoryVerificationFailed as exc:
-            exc.fill(run_id=run_id)
-            self._mark_failed(rec, phase, exc)
-            raise
-        self._mark_verified(
-            rec,
-            spec,
-            prec,
-            verified.sha256,
-            verified.bytes,
-            runner={
-                "name": getattr(runner, "name", type(runner).__name__),
-                "exit_code": result.exit_code,
-                "latency_ms": round(result.latency_ms, 3),
-            },
-        )
-
-    def _mark_failed(self, rec: RunRecord, phase: PhaseSpec, err: SkillrtError) -> None:
-        seq = self.store.phase_transition(
-            rec.run_id, phase.id, PhaseState.FAILED, error=err.to_dict(), owner=self._owner
+            rec.run_id,
+            phase.id,
+            PhaseState.FAILED,
+            error=err.to_dict(),
+            runner=runner,
+            detail={"runner": dict(runner)} if runner else None,
+            owner=self._owner,
         )
         self._emit(
             rec.run_id,
@@ -695,6 +863,7 @@ class WorkflowEngine:
             PhaseState.VERIFIED,
             memory_sha256=sha256,
             detail=detail,
+            runner=runner,
             owner=self._owner,
         )
         nxt = prec.index + 1
@@ -726,6 +895,8 @@ class WorkflowEngine:
         index: int,
         folder: MemoryFolder,
         runner: Runner | None,
+        *,
+        failure: str | None = None,
     ) -> PreparedPhase:
         assert rec.task_id is not None and rec.domain is not None
         task_id = rec.task_id
@@ -751,6 +922,8 @@ class WorkflowEngine:
                 context=tuple(context),
                 memory_file=str(folder.root / phase.memory_file_name(task_id)),
                 role=self.agents.role_for(phase),
+                delivery=_delivery(runner),
+                previous_failure=failure,
             )
         )
         call = PhaseCall(
@@ -840,14 +1013,48 @@ class WorkflowEngine:
 
 
 def _describe(runner: Runner | None) -> dict[str, Any] | None:
+    """How to build ``runner`` again on resume (:meth:`Runner.describe`)."""
+    return runner.describe() if runner is not None else None
+
+
+def _delivery(runner: Runner | None) -> Delivery:
     if runner is None:
+        return "manual"
+    return "file" if runner.writes_files else "reply"
+
+
+def _verification_failure(error: Mapping[str, Any] | None) -> str | None:
+    """The message of a phase's last error when it was a verification failure another
+    attempt can fix (a resumed phase's prompt says why it runs again)."""
+    if not error or error.get("code") != MemoryVerificationFailed.code:
         return None
-    describe = getattr(runner, "describe", None)
-    if callable(describe):
-        spec = describe()
-        if isinstance(spec, Mapping):
-            return dict(spec)
-    return {"kind": "python", "name": getattr(runner, "name", type(runner).__name__)}
+    if error.get("reason") not in _RETRY_REASONS:
+        return None
+    return str(error.get("message") or "") or None
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file rewritten from the one that was there: inode, size, mtime."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _ran(result: RunnerResult, source: str) -> dict[str, Any]:
+    """A phase attempt's runner record: exit, latency, tokens, where the file came from."""
+    out: dict[str, Any] = {
+        "exit_code": result.exit_code,
+        "latency_ms": round(result.latency_ms, 3),
+        "tokens_in": result.tokens_in,
+        "tokens_out": result.tokens_out,
+        "memory_from": source,
+    }
+    attempts = result.meta.get("attempts")
+    if isinstance(attempts, int):
+        out["runner_attempts"] = attempts
+    return out
 
 
 def _sha(text: str) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from skillrt.config import OrchestrationConfig, RuntimeConfig
 from skillrt.errors import WorkflowConfigError, WorkflowRunnerRequired
+from skillrt.execution.options import RunnerOptions
 from skillrt.orchestration.agents import PhaseAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.events import Checkpoint, Observer
@@ -54,9 +55,7 @@ def resolve_dirs(config: RuntimeConfig) -> tuple[Path, Path]:
 
 def describe_runner(runner: Runner | None) -> dict[str, Any] | None:
     """How to rebuild ``runner`` on resume (saved with the run), when that is possible."""
-    if runner is None:
-        return None
-    return runner.spec() or {"kind": "python", "name": runner.name}
+    return runner.describe() if runner is not None else None
 
 
 class ResumeOptions(TypedDict, total=False):
@@ -64,6 +63,9 @@ class ResumeOptions(TypedDict, total=False):
 
     #: Runs each phase's agent (None: the run's saved runner, if it can be rebuilt).
     runner: Runner | None
+    #: Runner options (the CLI's runner flags) over the run's saved runner on resume, over
+    #: the ``execution`` config on start; ignored when ``runner`` is given.
+    runner_options: RunnerOptions | None
     #: How ``runner`` is saved for a later resume (default: :func:`describe_runner`).
     runner_spec: Mapping[str, Any] | None
     #: Issue each phase to an outside agent; :meth:`Workflows.advance` verifies it.
@@ -126,6 +128,8 @@ class Workflows:
             max_learnings_chars=orch.max_learnings_chars,
             merge_learnings=orch.merge_learnings,
             learnings=StoreLearnings(store) if store.shared else None,
+            orphan_wait_s=orch.orphan_wait_s,
+            kill_grace_s=config.execution.kill_grace_s,
         )
 
     # -- building blocks ---------------------------------------------------------------
@@ -134,8 +138,44 @@ class Workflows:
             raise WorkflowConfigError("no domain classifier was given; pass a domain")
         return self._classifier()
 
+    def start_runner(self, options: RunnerOptions | None = None) -> Runner | None:
+        """The runner a run starts with when none is given: ``options`` over the
+        ``execution`` config; None when that names none to run phases with (the default,
+        dry-run, which only ``options`` choosing it explicitly selects)."""
+        from skillrt.execution.runners import build_runner
+
+        chosen = options or RunnerOptions()
+        execution = chosen.apply(self.config.execution)
+        if execution.runner == "dry-run" and chosen.kind() != "dry-run":
+            return None
+        return build_runner(execution, environ=self.environ, cwd=self.config.project_dir)
+
+    def resume_runner(
+        self, saved: Mapping[str, Any] | None, options: RunnerOptions | None = None
+    ) -> Runner | None:
+        """The runner a run resumes with when none is given: ``options`` over its saved
+        runner (rebuilt by the same builder, its key read again), or the kind
+        ``options`` choose; None without options (the engine rebuilds the saved one
+        when a phase needs it) or when options that choose no kind meet a runner that
+        cannot be rebuilt."""
+        from skillrt.execution.runners import build_runner, rebuild_runner
+
+        if options is None or not options.given():
+            return None
+        execution, cwd = self.config.execution, self.config.project_dir
+        if saved is not None:
+            rebuilt = rebuild_runner(
+                execution, saved, options=options, environ=self.environ, cwd=cwd
+            )
+            if rebuilt is not None:
+                return rebuilt
+        if options.kind() is None:
+            return None
+        return build_runner(execution, options, environ=self.environ, cwd=cwd)
+
     def build_runner(self, spec: Mapping[str, Any]) -> Runner:
-        """The default :data:`RunnerFactory`: rebuild a saved runner spec."""
+        """The default :data:`RunnerFactory`: rebuild a saved runner spec (the same
+        builder, with the spec's settings as options; its API key read again)."""
         from skillrt.execution.runners import rebuild_runner
 
         runner = rebuild_runner(
@@ -192,6 +232,8 @@ class Workflows:
         name, folder = self.resolve_skill(skill)
         runner = options.get("runner")
         spec = options.get("runner_spec")
+        if runner is None and spec is None and not options.get("manual", False):
+            runner = self.start_runner(options.get("runner_options"))
         rec = self._engine(options).start(
             skill=name,
             skill_dir=folder,
@@ -208,7 +250,13 @@ class Workflows:
     def resume(self, run_id: str, **options: Unpack[ResumeOptions]) -> WorkflowStatus:
         """Continue a stopped run from its saved state (its saved runner when none given)."""
         runner = options.get("runner")
+        chosen = options.get("runner_options")
+        if runner is None and chosen is not None and chosen.given():
+            runner = self.resume_runner(self.store.load(run_id).runner, chosen)
         spec = options.get("runner_spec")
+        if spec is None and runner is not None and runner.dry_run:
+            # A dry run shows the next prompt; it does not replace the run's own runner.
+            spec = self.store.load(run_id).runner
         if spec is None:
             spec = describe_runner(runner)
         mode: Mode | None = (

@@ -47,6 +47,7 @@ from skillrt.errors import (
     WorkflowLeaseLost,
     WorkflowNotFound,
 )
+from skillrt.execution.processes import process_start_time
 from skillrt.orchestration.fsm import (
     PhaseState,
     RunState,
@@ -89,6 +90,10 @@ class PhaseRecord:
     started_at: float | None = None
     verified_at: float | None = None
     last_error: Mapping[str, Any] | None = None
+    #: Which runner and model ran the last attempt, its exit, latency and tokens.
+    runner: Mapping[str, Any] | None = None
+    #: The process group of the agent running the phase now (while ``running``).
+    agent_process: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -136,22 +141,7 @@ class RunRecord:
 def current_owner() -> str:
     """``host:pid:start`` of this process; ``start`` tells a reused pid apart."""
     pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or ''}"
-
-
-def _start_time(pid: int) -> str | None:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    # Field 2 (comm) may hold spaces and parentheses: split after the last ')'.
-    rest = data[data.rfind(")") + 2 :].split()
-    if len(rest) < 20:
-        return None
-    if rest[0] in ("Z", "X"):  # zombie / dead: the process is gone
-        return "dead"
-    return rest[19]
+    return f"{socket.gethostname()}:{pid}:{process_start_time(pid) or ''}"
 
 
 def owner_alive(owner: str) -> bool:
@@ -170,7 +160,7 @@ def owner_alive(owner: str) -> bool:
         return False
     except PermissionError:
         return True
-    now = _start_time(pid)
+    now = process_start_time(pid)
     if now == "dead":
         return False
     return not (start and now and now != start)
@@ -328,6 +318,8 @@ class WorkflowStore:
                 started_at=p["started_at"],
                 verified_at=p["verified_at"],
                 last_error=json.loads(p["last_error"]) if p["last_error"] else None,
+                runner=json.loads(p["runner"]) if p["runner"] else None,
+                agent_process=json.loads(p["agent_process"]) if p["agent_process"] else None,
             )
             for p in conn.execute(
                 "SELECT * FROM workflow_phases WHERE run_id = ? ORDER BY idx", (run_id,)
@@ -610,9 +602,13 @@ class WorkflowStore:
         memory_sha256: str | None = None,
         error: Mapping[str, Any] | None = None,
         detail: Mapping[str, Any] | None = None,
+        runner: Mapping[str, Any] | None = None,
         owner: str | None = None,
     ) -> int:
-        """Move one phase; starting it requires every earlier phase verified."""
+        """Move one phase; starting it requires every earlier phase verified.
+
+        Every move ends the phase's recorded agent (its attempt started or ended);
+        ``runner`` records what ran the attempt that ends here."""
         now = time.time()
         with self._tx(result=target is PhaseState.VERIFIED) as conn:
             row = self._row(conn, run_id, owner=owner)
@@ -637,24 +633,26 @@ class WorkflowStore:
             current = PhaseState(phases[index][1])
             check_phase(current, target, run_id=run_id, phase_id=phase_id)
             check_phase_order(phases, index, run_id=run_id)
+            ran = _dumps(dict(runner)) if runner is not None else None
             if target is PhaseState.RUNNING:
                 conn.execute(
                     "UPDATE workflow_phases SET state = ?, attempts = attempts + 1, "
-                    "started_at = ?, prompt_sha256 = ?, last_error = NULL "
+                    "started_at = ?, prompt_sha256 = ?, last_error = NULL, agent_process = NULL "
                     "WHERE run_id = ? AND idx = ?",
                     (target.value, now, prompt_sha256, run_id, index),
                 )
             elif target is PhaseState.VERIFIED:
                 conn.execute(
                     "UPDATE workflow_phases SET state = ?, verified_at = ?, memory_sha256 = ?, "
-                    "last_error = NULL WHERE run_id = ? AND idx = ?",
-                    (target.value, now, memory_sha256, run_id, index),
+                    "last_error = NULL, agent_process = NULL, runner = COALESCE(?, runner) "
+                    "WHERE run_id = ? AND idx = ?",
+                    (target.value, now, memory_sha256, ran, run_id, index),
                 )
             else:
                 conn.execute(
-                    "UPDATE workflow_phases SET state = ?, last_error = ? "
-                    "WHERE run_id = ? AND idx = ?",
-                    (target.value, _dumps(dict(error or {})), run_id, index),
+                    "UPDATE workflow_phases SET state = ?, last_error = ?, agent_process = NULL, "
+                    "runner = COALESCE(?, runner) WHERE run_id = ? AND idx = ?",
+                    (target.value, _dumps(dict(error or {})), ran, run_id, index),
                 )
             log_detail = dict(detail or {})
             if error:
@@ -670,6 +668,25 @@ class WorkflowStore:
                 to_state=target,
                 now=now,
                 detail=log_detail or None,
+            )
+
+    def record_agent(
+        self,
+        run_id: str,
+        phase_id: str,
+        agent: Mapping[str, Any] | None,
+        *,
+        owner: str | None = None,
+    ) -> None:
+        """Record (None: forget) the process group of the agent running ``phase_id``.
+
+        Not a transition (the phase stays ``running``); fenced like one. Committed with
+        a full sync: a resume after a power cut must still see the agent."""
+        with self._tx(result=True) as conn:
+            self._row(conn, run_id, owner=owner)
+            conn.execute(
+                "UPDATE workflow_phases SET agent_process = ? WHERE run_id = ? AND phase_id = ?",
+                (_dumps(dict(agent)) if agent is not None else None, run_id, phase_id),
             )
 
 

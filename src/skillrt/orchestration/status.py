@@ -29,6 +29,12 @@ class PhaseStatus:
     started_at: float | None
     verified_at: float | None
     last_error: dict[str, Any] | None
+    #: Which runner and model ran the last attempt (``kind``, ``model``, ...), its exit,
+    #: latency and token counts, and ``memory_from``: ``agent`` (the agent wrote the
+    #: file) or ``reply`` (its reply was written to it).
+    runner: dict[str, Any] | None = None
+    #: The process group of the agent running the phase now (host, pgid, lease).
+    agent_process: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -132,6 +138,8 @@ def run_status(rec: RunRecord) -> WorkflowStatus:
             started_at=p.started_at,
             verified_at=p.verified_at,
             last_error=dict(p.last_error) if p.last_error else None,
+            runner=dict(p.runner) if p.runner else None,
+            agent_process=dict(p.agent_process) if p.agent_process else None,
         )
         for p in rec.phases
     ]

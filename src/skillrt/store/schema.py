@@ -290,6 +290,19 @@ MIGRATIONS: dict[int, tuple[str, tuple[str, ...]]] = {
             )""",
         ),
     ),
+    10: (
+        "orchestration: each phase's runner record and the process group of its live agent",
+        (
+            # JSON: which runner and model ran the phase's last attempt, its exit, latency
+            # and token counts, and whether the agent wrote the memory file or its reply
+            # was written for it.
+            "ALTER TABLE workflow_phases ADD COLUMN runner TEXT",
+            # JSON: the process group (host, pgid, leader start time) of the agent running
+            # the phase now; cleared when its attempt ends. A resume checks it so that no
+            # second agent ever runs beside one a killed worker left behind.
+            "ALTER TABLE workflow_phases ADD COLUMN agent_process TEXT",
+        ),
+    ),
 }
 
 

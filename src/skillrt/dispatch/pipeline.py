@@ -48,7 +48,7 @@ from skillrt.loading.reads import SkillReads
 from skillrt.routing.plan import ActivationPlan, RouteResult
 
 if TYPE_CHECKING:
-    from skillrt.execution.repair import Repairer, RepairOutcome
+    from skillrt.dispatch.repair import Repairer, RepairOutcome
 
 PlanKind = Literal["mention", "router", "run_skill", "explicit", "none"]
 #: The most skills a group runs at once (001 §7 max_parallel_skills).

@@ -1,0 +1,164 @@
+"""One way to build a runner (issue 20): the same options, config keys, flags and errors
+for every entry point, and a saved runner rebuilt the same way on resume."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import typing
+
+import pytest
+
+from skillrt.cli.app import build_parser
+from skillrt.config import ExecutionConfig
+from skillrt.errors import ConfigError
+from skillrt.execution.base import Runner
+from skillrt.execution.options import RUNNER_NAMES, SELECTED_BY, RunnerOptions
+from skillrt.execution.runners import (
+    RUNNERS,
+    CommandRunner,
+    DryRunRunner,
+    OpenAIRunner,
+    build_runner,
+    rebuild_runner,
+    spec_options,
+)
+
+URL = "http://127.0.0.1:9/v1"
+
+
+def test_every_option_is_an_execution_key_of_the_same_type() -> None:
+    keys = {f.name: f for f in dataclasses.fields(ExecutionConfig)}
+    hints = typing.get_type_hints(ExecutionConfig)
+    option_hints = typing.get_type_hints(RunnerOptions)
+    for f in dataclasses.fields(RunnerOptions):
+        assert f.name in keys, f.name
+        # The option is the key's type, or None for "not given".
+        assert option_hints[f.name] in (hints[f.name] | None, hints[f.name]), f.name
+        assert str(f.metadata["flag"]).startswith("--")
+
+
+def test_runner_names_and_settings_agree() -> None:
+    assert tuple(RUNNERS) == RUNNER_NAMES
+    fields = {f.name for f in dataclasses.fields(RunnerOptions)}
+    for cls in RUNNERS.values():
+        assert set(cls.settings) <= fields, cls
+    assert set(SELECTED_BY.values()) <= set(RUNNERS)
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def _runner_commands() -> dict[str, argparse.ArgumentParser]:
+    top = _subparsers(build_parser())
+    workflow = _subparsers(top["workflow"])
+    return {
+        "run": top["run"],
+        "dispatch": top["dispatch"],
+        "run-skill": top["run-skill"],
+        "orchestrate": top["orchestrate"],
+        "mcp": top["mcp"],
+        "workflow start": workflow["start"],
+        "workflow resume": workflow["resume"],
+    }
+
+
+def test_every_command_that_runs_a_model_has_the_same_runner_flags() -> None:
+    flags = {str(f.metadata["flag"]) for f in dataclasses.fields(RunnerOptions)} | {"--dry-run"}
+    for name, parser in _runner_commands().items():
+        options = {o for a in parser._actions for o in a.option_strings}
+        assert flags <= options, (name, flags - options)
+
+
+@pytest.mark.parametrize("command", sorted(_runner_commands()))
+def test_runner_openai_is_not_an_abbreviation(command: str) -> None:
+    words = command.split() + (["--prompt", "x"] if command == "dispatch" else [])
+    words += {"run": ["t"], "orchestrate": ["t"], "run-skill": ["s", "t"]}.get(command, [])
+    words += {"workflow start": ["s", "q"], "workflow resume": ["r"]}.get(command, [])
+    args = build_parser().parse_args([*words, "--runner", "openai", "--model", "m"])
+    assert (args.runner, args.runner_cmd, args.model) == ("openai", None, "m")
+
+
+def test_an_option_that_belongs_to_one_kind_chooses_it() -> None:
+    cfg = ExecutionConfig(runner="openai", base_url=URL, model="m")
+    assert RunnerOptions(runner_cmd="cat").apply(cfg).runner == "command"
+    assert RunnerOptions(base_url=URL).apply(ExecutionConfig()).runner == "openai"
+    assert RunnerOptions(model="x").apply(cfg).runner == "openai"  # keeps the config's
+    assert RunnerOptions(runner="dry-run", runner_cmd="cat").apply(cfg).runner == "dry-run"
+    both = RunnerOptions(runner_cmd="cat", base_url=URL).apply(cfg)
+    assert both.runner == "openai" and both.runner_cmd == "cat"
+    assert RunnerOptions().apply(cfg) is cfg
+
+
+def test_options_over_a_saved_runner() -> None:
+    saved = RunnerOptions(runner="openai", base_url=URL, model="m1")
+    assert RunnerOptions(model="m2").over(saved) == dataclasses.replace(saved, model="m2")
+    assert RunnerOptions(timeout_s=5.0).over(saved).base_url == URL
+    other = RunnerOptions(runner_cmd="cat")
+    assert other.over(saved) == other  # another kind replaces it altogether
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        RunnerOptions(runner_cmd="llm -m x", writes_files=True),
+        RunnerOptions(runner="openai", base_url=URL, model="m"),
+        RunnerOptions(runner="dry-run"),
+    ],
+    ids=["command", "openai", "dry-run"],
+)
+def test_a_saved_runner_is_rebuilt_by_the_same_builder(options: RunnerOptions) -> None:
+    env = {"PATH": "/bin", "OPENAI_API_KEY": "sk-never-saved"}
+    runner = build_runner(ExecutionConfig(), options, environ=env)
+    spec = runner.spec()
+    assert spec is not None and "sk-never-saved" not in json.dumps(spec)
+    again = rebuild_runner(ExecutionConfig(), spec, environ=env)
+    assert again is not None and type(again) is type(runner) and again.spec() == spec
+    assert again.writes_files == runner.writes_files
+    if isinstance(again, OpenAIRunner):
+        assert again.api_key == "sk-never-saved"  # read again from the environment
+
+
+def test_a_missing_key_is_a_clear_error_on_rebuild() -> None:
+    runner = build_runner(
+        ExecutionConfig(runner="openai", base_url=URL, model="m", api_key_env="MY_KEY"),
+        environ={"MY_KEY": "k-1"},
+    )
+    spec = runner.spec()
+    with pytest.raises(ConfigError) as exc:
+        rebuild_runner(ExecutionConfig(), spec, environ={"PATH": "/bin"})
+    assert exc.value.context["reason"] == "api_key_missing"
+    assert exc.value.context["key"] == "MY_KEY" and "MY_KEY" in exc.value.message
+    # Options that choose another kind need no key.
+    other = rebuild_runner(
+        ExecutionConfig(), spec, environ={}, options=RunnerOptions(runner_cmd="cat")
+    )
+    assert isinstance(other, CommandRunner)
+
+
+def test_specs_saved_before_the_options_still_rebuild() -> None:
+    again = rebuild_runner(ExecutionConfig(), {"kind": "command", "cmd": "cat"}, environ={})
+    assert isinstance(again, CommandRunner) and again.command == "cat"
+
+
+def test_a_python_runner_cannot_be_rebuilt_by_name() -> None:
+    class Mine(Runner):
+        name = "mine"
+
+        def run(self, prompt: str, *, timeout_s: float | None = None) -> typing.Any:
+            raise NotImplementedError
+
+    assert Mine().describe() == {"kind": "python", "name": "mine"}
+    assert spec_options(Mine().describe()) is None
+    assert rebuild_runner(ExecutionConfig(), Mine().describe()) is None
+
+
+def test_capabilities() -> None:
+    assert DryRunRunner.dry_run and not DryRunRunner().writes_files
+    assert not OpenAIRunner(URL, "m").writes_files  # it returns text
+    assert OpenAIRunner(URL, "m").describe()["model"] == "m"
+    assert CommandRunner("cat").writes_files is False
+    assert CommandRunner("cat", writes_files=True).writes_files is True
