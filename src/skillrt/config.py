@@ -388,8 +388,16 @@ class StateConfig:
     schema: str | None = None
     #: Most connections one process opens to the server.
     pool_size: int = 4
-    #: Seconds a transaction keeps retrying while the server cannot be reached.
+    #: Seconds a transaction keeps retrying while a server it reached before cannot be
+    #: reached (a restart); a server never reached fails at once.
     retry_s: float = 30.0
+    #: Longest one connection attempt waits for the server to answer (libpq counts
+    #: whole seconds, at least 2): a server that does not answer is E_STORE_UNAVAILABLE
+    #: after this long.
+    connect_timeout_s: float = 3.0
+    #: Longest a route (and the prompt hook's in-process work) waits on the server: past
+    #: it, routing goes on with the per-skill stats it last read (or none).
+    route_wait_s: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -511,6 +519,14 @@ def check_state(state: StateConfig) -> None:
         )
     if state.pool_size < 1:
         raise ConfigError("'state.pool_size' must be at least 1", field="state.pool_size")
+    if not state.connect_timeout_s > 0:
+        raise ConfigError(
+            "'state.connect_timeout_s' must be positive", field="state.connect_timeout_s"
+        )
+    if not state.route_wait_s >= 0:
+        raise ConfigError("'state.route_wait_s' must be >= 0", field="state.route_wait_s")
+    if not state.retry_s >= 0:
+        raise ConfigError("'state.retry_s' must be >= 0", field="state.retry_s")
     if state.schema is not None and not state.schema.strip():
         raise ConfigError("'state.schema' must not be empty", field="state.schema")
 
