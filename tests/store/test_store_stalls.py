@@ -266,3 +266,11 @@ def test_an_unknown_url_scheme_is_refused_and_creates_nothing(tmp_path: Path) ->
     with pytest.raises(StoreMisconfigured):
         Store("mysql://x/y")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_url_never_shows_its_password(tmp_path: Path) -> None:
+    for url in ("postgresql://me:s3cret@[::1/db", "postgresql://me:s3cret@h/db?bogus=1"):
+        store = PostgresStore(url, cache_path=tmp_path / "c.db")
+        with pytest.raises(StoreMisconfigured) as exc:
+            skill_state.disabled_names(store)
+        assert "s3cret" not in json.dumps(exc.value.to_dict())

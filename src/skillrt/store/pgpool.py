@@ -19,6 +19,7 @@ left inside a transaction that cannot be rolled back, is closed rather than kept
 from __future__ import annotations
 
 import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -67,9 +68,14 @@ def driver() -> Any:
     return psycopg
 
 
+#: ``scheme://user:password@``, as a message may echo a URL back.
+_PASSWORD = re.compile(r"(://[^:/@\s\"']*):[^@\s\"']*@")
+
+
 def _detail(exc: BaseException) -> str:
-    """The driver's message, on one line, without libpq's prefixes and hints."""
-    text = str(exc).strip()
+    """The driver's message, on one line, without libpq's prefixes and hints, and
+    without any password a URL it echoes holds."""
+    text = _PASSWORD.sub(r"\1:***@", str(exc).strip())
     for prefix in ("connection failed: ", "connection is bad: "):
         if text.startswith(prefix):
             text = text[len(prefix) :]
