@@ -85,20 +85,55 @@ def peek_state_dir(path: Path) -> Path:
     ~0.1 s). Whoever builds the runtime reads the file with :meth:`from_file`, which
     resolves ``state_dir`` the same way and validates everything.
     """
-    import yaml
-
     base = path.parent.resolve()
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    data = _peek(path)
     value = data.get("state_dir") if isinstance(data, dict) else None
     if value is None:
         return base / ".skillrt"
     if not isinstance(value, str):
         raise ConfigError("'state_dir': Input should be a valid string", field="state_dir")
     return _relative_to(base, value)
+
+
+def peek_hook(path: Path) -> HookConfig:
+    """The ``hook`` section of config file ``path``, read the way :func:`peek_state_dir`
+    reads ``state_dir`` (only this section is checked; :meth:`RuntimeConfig.from_file`
+    checks it the same way)."""
+    data = _peek(path)
+    section = data.get("hook") if isinstance(data, dict) else None
+    if section is None:
+        return HookConfig()
+    if not isinstance(section, dict):
+        raise ConfigError("'hook': Input should be a mapping", field="hook")
+    values: dict[str, float] = {}
+    for key, value in section.items():
+        if key not in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+            raise ConfigError(f"'hook.{key}': unknown key", field=f"hook.{key}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"'hook.{key}': Input should be a number", field=f"hook.{key}")
+        values[key] = float(value)
+    hook = HookConfig(**values)
+    check_hook(hook)
+    return hook
+
+
+_PEEKED: dict[str, Any] = {}
+
+
+def _peek(path: Path) -> Any:
+    """The YAML of ``path``, parsed once while it is unchanged (the hook peeks twice)."""
+    import yaml
+
+    try:
+        st = path.stat()
+        key = f"{path}\0{st.st_mtime_ns}\0{st.st_size}"
+        if key not in _PEEKED:
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            _PEEKED.clear()
+            _PEEKED[key] = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    return _PEEKED[key]
 
 
 #: A path given in a config file (relative to the file's folder).
@@ -369,6 +404,25 @@ class McpConfig:
 
 
 @dataclass(frozen=True)
+class HookConfig:
+    """The prompt hook (``skillrt hook <client>``), a new process per prompt."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
+    #: Seconds the hook may take all told, well under the client's own timeout (10 s as
+    #: ``skillrt install`` writes it): past it, the hook answers nothing, exits 0 and
+    #: logs what it could not do to ``<state_dir>/hook.log``.
+    deadline_s: float = 3.0
+    #: Seconds it waits for the daemon's answer (within the deadline) before it skips
+    #: the daemon and works in-process; None: half of ``deadline_s``.
+    daemon_timeout_s: float | None = None
+    #: Seconds its in-process work waits on a shared state store, all told (enable
+    #: state, stats, writing its route event): past it, it goes on without the store,
+    #: logs so, and its event goes to the outbox.
+    store_wait_s: float = 1.0
+
+
+@dataclass(frozen=True)
 class StateConfig:
     """Where the shared state lives (``state:`` in skillrt.yaml). See docs/state.md.
 
@@ -417,6 +471,7 @@ class RuntimeConfig:
     orchestration: OrchestrationConfig = field(default_factory=OrchestrationConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    hook: HookConfig = field(default_factory=HookConfig)
 
     @property
     def state_db(self) -> Path:
@@ -484,12 +539,15 @@ class RuntimeConfig:
             "orchestration": OrchestrationConfig,
             "telemetry": TelemetryConfig,
             "mcp": McpConfig,
+            "hook": HookConfig,
         }
         for key, section_type in section_types.items():
             if key in data:
                 values[key] = build_dataclass(section_type, data.pop(key) or {}, key, base)
         if "state" in values:
             check_state(values["state"])
+        if "hook" in values:
+            check_hook(values["hook"])
         if "orchestration" not in values:
             values["orchestration"] = OrchestrationConfig(
                 memory_dir=values["state_dir"] / "memory",
@@ -505,6 +563,14 @@ class RuntimeConfig:
 
 
 T = TypeVar("T")
+
+
+def check_hook(hook: HookConfig) -> None:
+    """Both bounds are positive."""
+    for name in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+        value = getattr(hook, name)
+        if value is not None and not value > 0:
+            raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")
 
 
 def check_state(state: StateConfig) -> None:

@@ -274,3 +274,14 @@ def test_a_refused_url_never_shows_its_password(tmp_path: Path) -> None:
         with pytest.raises(StoreMisconfigured) as exc:
             skill_state.disabled_names(store)
         assert "s3cret" not in json.dumps(exc.value.to_dict())
+
+
+def test_the_hook_refuses_an_unknown_url_scheme_without_a_folder(tmp_path: Path) -> None:
+    payload = json.dumps({"prompt": "review my pr", "cwd": str(tmp_path)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillrt", "hook", "claude-code", "--state", "mysql://x/y"],
+        input=payload, capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert [p.name for p in tmp_path.iterdir()] == [".skillrt"]  # the log, no 'mysql:'
+    assert "unknown URL scheme 'mysql'" in (tmp_path / ".skillrt" / "hook.log").read_text()

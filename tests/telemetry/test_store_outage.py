@@ -205,3 +205,30 @@ def test_the_daemon_answers_prompts_while_the_store_is_silent(
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
+
+
+def test_the_hook_does_not_wait_on_a_silent_store(
+    pg: StoreSpec, cluster: str, tmp_path: Path, make_skill: Callable[..., Path]
+) -> None:
+    """No daemon, the store silent (retry_s 600): the hook waits on it at most
+    hook.store_wait_s, answers, logs what it could not do, and keeps its route event for
+    the next process that reaches the store."""
+    project = project_with_store(tmp_path, pg, make_skill)
+    config = project / "skillrt.yaml"
+    config.write_text(config.read_text() + "hook:\n  store_wait_s: 0.5\n")
+
+    def hook(prompt: str) -> dict[str, Any] | None:
+        out = skillrt(
+            "hook", "claude-code", "--no-daemon",
+            cwd=project, stdin=claude_payload(prompt, project), timeout=60,
+        )  # fmt: skip
+        return hook_output(out)
+
+    assert hook("review my pr") is not None  # reachable: migrated, recorded
+    with silent(cluster, pg.location):
+        answer = hook("check this sql query for injection")
+    assert answer is not None and answer["systemMessage"] == "Using skill: sql-review"
+    log = (project / ".skillrt" / "hook.log").read_text()
+    assert "state store" in log and "kept in" in log  # what it could not do, and where
+    assert hook("plan a database migration") is not None  # reaches the store: the outbox too
+    assert len(route_events(pg.location, pg.schema or "")) == 3

@@ -143,10 +143,14 @@ class RecordingRouter:
         """Wait until queued route events are written (True when none is left)."""
         return self._events.flush(timeout_s) if self._events is not None else True
 
-    def close(self) -> None:
-        """Write the queued route events and stop the writer."""
+    def close(self, timeout_s: float | None = None) -> None:
+        """Write the queued route events (waiting at most ``timeout_s``; default the
+        writer's; what is left goes to the outbox) and stop the writer."""
         if self._events is not None:
-            self._events.close()
+            if timeout_s is None:
+                self._events.close()
+            else:
+                self._events.close(timeout_s=timeout_s)
             self._events = None
 
 

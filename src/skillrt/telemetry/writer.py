@@ -196,16 +196,17 @@ class RouteEventWriter:
         with self._cond:
             return len(self._queue) + len(self._inflight) + len(self._overflow)
 
-    def flush(self, timeout_s: float = 10.0) -> bool:
+    def flush(self, timeout_s: float = 10.0, *, while_reachable: bool = False) -> bool:
         """Wait until every queued event is written, kept in the outbox or dropped
-        (True), or ``timeout_s`` passes (False)."""
+        (True), or ``timeout_s`` passes (False); ``while_reachable``: stop waiting (False)
+        as soon as a write finds the store unreachable."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             self._flushing += 1  # no lingering while someone waits
             try:
                 while self._queue or self._inflight or self._overflow:
                     left = deadline - time.monotonic()
-                    if left <= 0:
+                    if left <= 0 or (while_reachable and self._failing):
                         return False
                     self._cond.notify_all()
                     self._cond.wait(min(left, 0.05))
@@ -220,9 +221,7 @@ class RouteEventWriter:
         with self._cond:
             if self._closed:
                 return
-            failing = self._failing
-        if not failing:
-            self.flush(timeout_s)
+        self.flush(timeout_s, while_reachable=True)
         with self._cond:
             self._closed = True
             # Events being written are kept too: if that write succeeds after all, the
