@@ -117,3 +117,13 @@ def test_hook_settings_in_skillrt_yaml_are_checked(tmp_path: Path) -> None:
         with pytest.raises(ConfigError):
             RuntimeConfig.from_file(path)
     assert os.path.exists(path)
+
+
+def test_route_does_not_wait_long_on_a_daemon_that_does_not_answer(stopped_daemon: Path) -> None:
+    """`skillrt route` gives the stopped daemon about a second, then routes in-process
+    (it waited 30 s; the 20 s guard fails a command that waits that long)."""
+    project = stopped_daemon
+    proc = skillrt("--json", "route", "please do a code review of my pr", cwd=project, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["plan"]["skills"][0]["name"] == "code-review"
+    assert "did not answer within 1 s; working in-process" in proc.stderr

@@ -333,7 +333,7 @@ def _ask_daemon(
     (then the hook works in-process)."""
     if opts.no_daemon:
         return None
-    from skillrt.daemon.client import DaemonClient, DaemonUnavailable
+    from skillrt.daemon.client import DaemonClient, DaemonTimeout, DaemonUnavailable
     from skillrt.daemon.protocol import ENV_SOCKET, locate
 
     explicit = opts.socket or os.environ.get(ENV_SOCKET) or None
@@ -353,7 +353,7 @@ def _ask_daemon(
             result = client.request("context", args, expect=where["expect"])
     except DaemonUnavailable as exc:
         if os.path.exists(address) if isinstance(address, str) else True:
-            why = f"no answer within {timeout:g} s" if "timed out" in str(exc) else str(exc)
+            why = f"no answer within {timeout:g} s" if isinstance(exc, DaemonTimeout) else exc
             _log(where["state_dir"], f"daemon skipped ({why}); working in-process")
         return None
     return result if isinstance(result, dict) else None
