@@ -346,3 +346,77 @@ def test_loopback_port_needs_the_token(daemon_project: tuple[Path, Path]) -> Non
             assert client.request("status")["requests"] >= 3  # the hook asked it
     finally:
         stop(served)
+
+
+def test_two_daemons_started_at_once_one_serves(daemon_project: tuple[Path, Path]) -> None:
+    """Two `serve` on one state folder at the same moment: one serves, the other refuses
+    (E_DAEMON_START) without touching its socket; status names the one that serves, and
+    stopping it removes its socket and info file."""
+    project, skills = daemon_project
+    argv = [sys.executable, "-m", "skillrt", "serve", "--json", "--root", str(skills)]
+    procs = [
+        subprocess.Popen(
+            argv,
+            cwd=project,
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    try:
+        firsts = []
+        for proc in procs:
+            assert proc.stderr is not None
+            firsts.append(proc.stderr.readline())  # "listening", or the process ended
+        serving = [p for p, line in zip(procs, firsts, strict=True) if '"listening"' in line]
+        refused = [p for p in procs if p not in serving]
+        assert len(serving) == 1 and len(refused) == 1, firsts
+        out, _ = refused[0].communicate(timeout=60)
+        assert refused[0].returncode == 1
+        assert json.loads(out)["error"]["code"] == "E_DAEMON_START"
+        root = ("--root", str(skills))
+        status = skillrt("serve", "--status", "--json", *root, cwd=project)
+        assert json.loads(status.stdout)["pid"] == serving[0].pid
+        with DaemonClient(str(project / ".skillrt" / "skillrt.sock")) as client:
+            assert client.request("ping")["pid"] == serving[0].pid
+        stopped = skillrt("serve", "--stop", "--json", *root, cwd=project)
+        assert stopped.returncode == 0, stopped.stderr
+        assert serving[0].wait(30) == 0
+        assert not (project / ".skillrt" / "skillrt.sock").exists()
+        assert not (project / ".skillrt" / "skillrt.daemon.json").exists()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+
+
+def test_a_daemon_removes_only_its_own_socket_and_info(tmp_path: Path) -> None:
+    from typing import cast
+
+    from skillrt.daemon.server import Daemon
+    from skillrt.mcp.service import SkillService
+
+    state = tmp_path / "state"
+    path = str(state / "skillrt.sock")
+    info = state / "skillrt.daemon.json"
+    daemon = Daemon(cast(SkillService, None), path, identity={}, info_file=info)
+    daemon.bind()
+    assert daemon._server is not None
+    daemon._server.server_close()
+    os.unlink(path)  # another daemon's socket and info took their places meanwhile
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(path)
+    other.listen(1)
+    info.write_text(json.dumps({"pid": os.getpid() + 1}))
+    daemon._cleanup()
+    assert os.path.exists(path) and info.exists()
+    other.close()
+    second = Daemon(cast(SkillService, None), path, identity={}, info_file=info)
+    second.bind()  # the first let the state folder's lock go
+    assert second._server is not None
+    second._server.server_close()
+    second._cleanup()
+    assert not os.path.exists(path)

@@ -7,6 +7,12 @@ oversized request gets a structured error (the connection survives a malformed l
 not an oversized one); a client that disconnects mid-request only ends its own thread.
 SIGTERM (or a ``shutdown`` request) stops it cleanly: no new connections, routes events
 flushed, socket and info files removed.
+
+One daemon per state folder: it holds an exclusive lock on ``<state>/skillrt.daemon.lock``
+(``flock``, released by the kernel when the process ends, however it ends) from before
+it binds until it has cleaned up, so a second one refuses to start (``E_DAEMON_START``)
+instead of taking the first one's socket over; and it removes only its own socket (the
+same file it bound) and info file (its own pid).
 """
 
 from __future__ import annotations
@@ -66,6 +72,8 @@ class Daemon:
         identity: What the daemon serves: ``roots`` (or None), ``config``, ``project_dir``.
         info_file: Where to write the info file (pid, address, token); None for none.
         poll_interval_s: Seconds between checks for changed skills (0: no hot reload).
+        lock_file: Held for the daemon's life (one daemon per state folder); None: the
+            lock next to ``info_file``.
     """
 
     def __init__(
@@ -76,11 +84,17 @@ class Daemon:
         identity: Mapping[str, Any],
         info_file: Path | None = None,
         poll_interval_s: float = 2.0,
+        lock_file: Path | None = None,
     ) -> None:
         self.service = service
         self.address = address
         self.identity = dict(identity)
         self.info_file = info_file
+        if lock_file is None and info_file is not None:
+            lock_file = info_file.with_name(protocol.LOCK_NAME)
+        self.lock_file = lock_file
+        self._lock_fd: int | None = None
+        self._socket_id: tuple[int, int, int] | None = None
         self.poll_interval_s = poll_interval_s
         self.token = secrets.token_urlsafe(24) if isinstance(address, tuple) else None
         self.started_at = time.time()
@@ -269,7 +283,49 @@ class Daemon:
 
     # -- serving ----------------------------------------------------------------------
     def bind(self) -> None:
-        """Create the listening socket (refuses when a live daemon already listens)."""
+        """Take the state folder's lock, then create the listening socket (refuses when
+        another daemon holds the lock or a live one listens at the address)."""
+        self._take_lock()
+        try:
+            self._bind()
+        except BaseException:
+            self._release_lock()
+            raise
+
+    def _take_lock(self) -> None:
+        if self.lock_file is None:
+            return
+        import fcntl
+
+        self.lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            info = _read_json(self.info_file)
+            where = f" at {info['address']}" if info.get("address") else ""
+            raise DaemonStartError(
+                f"a daemon (pid {holder}) already serves this state folder{where}; stop "
+                "it first (skillrt serve --stop) or give another --state",
+                path=str(self.lock_file),
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # the lock goes with the descriptor; the file stays (no race)
+
+    def _bind(self) -> None:
         if isinstance(self.address, tuple):
             self._server = _TCPServer(self.address, _Handler, self)
             host, port = self._server.server_address[:2]
@@ -290,6 +346,7 @@ class Daemon:
             finally:
                 os.umask(old)
             os.chmod(path, 0o600)
+            self._socket_id = _file_id(path)  # what cleanup may remove
         self._bound = True
         if self.info_file is not None:
             self._write_info()
@@ -367,18 +424,54 @@ class Daemon:
         return restore
 
     def _cleanup(self) -> None:
-        if isinstance(self.address, str):
+        """Remove this daemon's socket and info file (never another's), then let the
+        state folder's lock go."""
+        if isinstance(self.address, str) and self._socket_id is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.address)
-        if self.info_file is not None:
+                if _file_id(self.address) == self._socket_id and not _listening(self.address):
+                    os.unlink(self.address)
+        if self.info_file is not None and _read_json(self.info_file).get("pid") == os.getpid():
             with contextlib.suppress(OSError):
                 os.unlink(self.info_file)
+        self._release_lock()
 
 
 def _encode(reply: dict[str, Any]) -> bytes:
     """A reply line (the C encoder: replies can be large, requests are small)."""
     text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8") + b"\n"
+
+
+def _file_id(path: str) -> tuple[int, int, int]:
+    """Which file ``path`` is: device, inode and change time (an inode number alone is
+    reused at once by a file created after the first was removed)."""
+    st = os.lstat(path)
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
+def _listening(path: str) -> bool:
+    """Whether something accepts connections at socket ``path`` (called once this
+    daemon's own listener is closed: then it is another's)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _read_json(path: Path | None) -> dict[str, Any]:
+    """A small JSON object file, or {} (missing, unreadable, not an object)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _clear_stale_socket(path: str) -> None:
