@@ -59,6 +59,7 @@ The tree (class, then code; a test checks that every class is here and exported)
     ├── ServeError                       E_SERVE
     ├── FeatureUnavailable               E_UNAVAILABLE
     ├── DaemonRequestError               E_BAD_REQUEST
+    ├── DaemonBusy                       E_BUSY (too many connections at once)
     ├── UnknownOp                        E_UNKNOWN_OP
     ├── Unauthorized                     E_UNAUTHORIZED
     ├── RequestTooLarge                  E_TOO_LARGE
@@ -84,6 +85,7 @@ __all__ = [
     "BodyTooLarge",
     "CatalogError",
     "ConfigError",
+    "DaemonBusy",
     "DaemonMismatch",
     "DaemonNotRunning",
     "DaemonRequestError",
@@ -781,6 +783,12 @@ class DaemonRequestError(SkillrtError):
     code = "E_BAD_REQUEST"
     field: str | None = None
     surface: str | None = None
+
+
+class DaemonBusy(SkillrtError):
+    """The daemon serves as many connections as it takes; try again later."""
+
+    code = "E_BUSY"
 
 
 class UnknownOp(SkillrtError):

@@ -420,3 +420,73 @@ def test_a_daemon_removes_only_its_own_socket_and_info(tmp_path: Path) -> None:
     second._server.server_close()
     second._cleanup()
     assert not os.path.exists(path)
+
+
+def test_deeply_nested_json_is_a_bad_request(served: Served) -> None:
+    """100k-deep JSON is refused as E_BAD_REQUEST (it was E_INTERNAL), and so are
+    arguments nested deeper than the stages walk; the connection carries on."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(60)
+        sock.connect(served.address)
+        reader = sock.makefile("rb")
+        for line in (
+            b"[" * 100_000 + b"\n",
+            b'{"id": 1, "op": "ping", "args": ' + b'{"a":' * 100_000 + b"\n",
+        ):
+            sock.sendall(line)
+            reply = json.loads(reader.readline())
+            assert reply["ok"] is False and reply["error"]["code"] == "E_BAD_REQUEST", reply
+        nested: Any = "x"
+        for _ in range(900):  # parses, but deep: answered, or refused, never E_INTERNAL
+            nested = {"a": nested}
+        history = [{"role": "user", "content": nested}]
+        for op, args in (("context", {"prompt": "review my pr"}), ("route", {"query": "x"})):
+            request = {"id": 3, "op": op, "args": {**args, "history": history}}
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            reply = json.loads(reader.readline())
+            assert reply["ok"] or reply["error"]["code"] == "E_BAD_REQUEST", reply
+        sock.sendall(b'{"id": 2, "op": "ping"}\n')
+        assert json.loads(reader.readline())["ok"] is True
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/PID/fd")
+def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
+    daemon_project: tuple[Path, Path],
+) -> None:
+    """300 loopback connections that never send a token: the daemon holds at most
+    MAX_CONNECTIONS of them (the rest are told E_BUSY and closed), closes the idle ones
+    within AUTH_TIMEOUT_S, and serves a client with the token afterwards."""
+    from skillrt.daemon.server import MAX_CONNECTIONS
+
+    project, skills = daemon_project
+    served = start(project, skills, "--port", "0")
+    idle: list[socket.socket] = []
+    try:
+        host, port = parse_address(served.address)  # type: ignore[misc]
+        before = open_fds(served.proc.pid)
+        for _ in range(300):
+            conn = socket.create_connection((host, port), timeout=60)
+            idle.append(conn)
+        busy = 0
+        for conn in idle:  # every one is answered E_BUSY or closed unauthenticated
+            data = conn.makefile("rb").readline()
+            if data:
+                assert json.loads(data)["error"]["code"] == "E_BUSY"
+                busy += 1
+        assert busy >= 300 - MAX_CONNECTIONS
+        assert open_fds(served.proc.pid) <= before + 5  # the idle ones were closed
+        with served.client(timeout=60) as client:
+            assert client.request("ping")["pong"]
+        with socket.create_connection((host, port), timeout=60) as stranger:
+            stranger.sendall(b'{"id": 1, "op": "ping", "token": "wrong"}\n')
+            reader = stranger.makefile("rb")
+            assert json.loads(reader.readline())["error"]["code"] == "E_UNAUTHORIZED"
+            assert reader.readline() == b""  # and closed: no second try
+    finally:
+        for conn in idle:
+            conn.close()
+        stop(served)

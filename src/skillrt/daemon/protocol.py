@@ -42,6 +42,7 @@ OPS = ("ping", "status", "route", "context", "activate", "read", "resolve", "shu
 
 # Stable error codes of the protocol (the ops' own errors keep the runtime's codes).
 E_BAD_REQUEST = "E_BAD_REQUEST"
+E_BUSY = "E_BUSY"
 E_TOO_LARGE = "E_TOO_LARGE"
 E_UNKNOWN_OP = "E_UNKNOWN_OP"
 E_UNAUTHORIZED = "E_UNAUTHORIZED"

@@ -18,6 +18,7 @@ same file it bound) and info file (its own pid).
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import json
 import logging
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
 from skillrt.errors import (
+    DaemonBusy,
     DaemonMismatch,
     DaemonRequestError,
     DaemonStartError,
@@ -57,6 +59,12 @@ log = logging.getLogger("skillrt.daemon")
 
 #: A connection idle this long is closed (a client that vanished without closing).
 IDLE_TIMEOUT_S = 300.0
+#: A TCP connection must send a request with the token within this long, or is closed;
+#: one whose request lacks the token is answered ``E_UNAUTHORIZED`` and closed.
+AUTH_TIMEOUT_S = 5.0
+#: Most connections served at once; one more is answered ``E_BUSY`` and closed (each
+#: costs a thread and a file descriptor: 373 unauthenticated ones used them all up).
+MAX_CONNECTIONS = 64
 
 
 def _error(rid: Any, err: SkillrtError) -> dict[str, Any]:
@@ -118,10 +126,18 @@ class Daemon:
     # -- requests ---------------------------------------------------------------------
     def respond(self, line: bytes, *, tcp: bool = False) -> dict[str, Any]:
         """The answer to one request line; never raises."""
+        return self.answer(line, tcp=tcp)[0]
+
+    def answer(self, line: bytes, *, tcp: bool = False) -> tuple[dict[str, Any], bool]:
+        """The answer to one request line, and whether the request was authorised (over
+        TCP: carried the token; a Unix socket's are); never raises."""
         rid: Any = None
+        authorised = not tcp
         try:
             try:
                 request = json.loads(line)
+            except RecursionError:
+                raise DaemonRequestError("request is nested too deeply") from None
             except (ValueError, UnicodeDecodeError) as exc:
                 raise DaemonRequestError(f"request is not JSON: {exc}") from None
             if not isinstance(request, dict):
@@ -129,6 +145,7 @@ class Daemon:
             rid = request.get("id")
             if tcp and not self._authorised(request.get("token")):
                 raise Unauthorized("missing or wrong token (see the daemon's info file)")
+            authorised = True
             op = request.get("op")
             handler = self._ops.get(op) if isinstance(op, str) else None
             if handler is None:
@@ -146,14 +163,18 @@ class Daemon:
             else:
                 with self.service.reading():
                     result = handler(args)
-            return {"id": rid, "ok": True, "result": result}
+            return {"id": rid, "ok": True, "result": result}, authorised
         except SkillrtError as err:
             self._count_error()
-            return _error(rid, err)
+            return _error(rid, err), authorised
+        except RecursionError:  # arguments nested deeper than the stages walk
+            self._count_error()
+            deep = DaemonRequestError("request arguments are nested too deeply")
+            return _error(rid, deep), authorised
         except Exception as exc:  # one bad request fails alone, never the daemon
             self._count_error()
             log.exception("request failed")
-            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}")), authorised
 
     def _count_error(self) -> None:
         with self._counts:
@@ -494,7 +515,12 @@ def _clear_stale_socket(path: str) -> None:
 
 
 class _Handler(socketserver.StreamRequestHandler):
-    """One connection: read lines, answer each, until EOF, an error or a timeout."""
+    """One connection: read lines, answer each, until EOF, an error or a timeout.
+
+    A TCP connection is closed unless its first request comes within
+    :data:`AUTH_TIMEOUT_S` and carries the token; after that it may idle
+    :data:`IDLE_TIMEOUT_S` between requests, like a Unix socket's.
+    """
 
     timeout = IDLE_TIMEOUT_S
     server: _UnixServer | _TCPServer
@@ -502,6 +528,9 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon = self.server.daemon
         tcp = isinstance(self.server, _TCPServer)
+        trusted = not tcp
+        if tcp:
+            self.connection.settimeout(AUTH_TIMEOUT_S)
         while True:
             try:
                 line = self.rfile.readline(protocol.MAX_LINE_BYTES + 1)
@@ -516,8 +545,14 @@ class _Handler(socketserver.StreamRequestHandler):
                 return  # oversized (the rest cannot be framed) or cut off mid-request
             if not line.strip():
                 continue
-            if not self._send(daemon.respond(line, tcp=tcp)):
+            reply, authorised = daemon.answer(line, tcp=tcp)
+            if not self._send(reply):
                 return
+            if not trusted:
+                if not authorised:
+                    return  # answered; a client without the token gets no second try
+                trusted = True
+                self.connection.settimeout(IDLE_TIMEOUT_S)
 
     def _send(self, reply: dict[str, Any]) -> bool:
         try:
@@ -528,28 +563,65 @@ class _Handler(socketserver.StreamRequestHandler):
         return True
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Capped(socketserver.ThreadingMixIn):
+    """At most :data:`MAX_CONNECTIONS` connections at once (one more is told ``E_BUSY``
+    and closed), and an accept loop that backs off instead of spinning when the
+    process runs out of file descriptors."""
+
     daemon_threads = True
     block_on_close = False
     #: Pending connections while the accept loop waits for the GIL (5 by default, which
     #: makes a burst of hooks fail to connect with EAGAIN).
     request_queue_size = 128
+    max_connections = MAX_CONNECTIONS
+    socket: socket.socket
 
+    def _init_cap(self) -> None:
+        self._active: set[Any] = set()
+        self._active_lock = threading.Lock()
+
+    def get_request(self) -> tuple[Any, Any]:
+        try:
+            return self.socket.accept()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # The listening socket stays readable: without a pause the loop would
+                # try again at once, forever (100% CPU). Connections end meanwhile.
+                time.sleep(0.1)
+            raise
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        with self._active_lock:
+            if len(self._active) < self.max_connections:
+                self._active.add(request)
+                return True
+        err = DaemonBusy(f"over {self.max_connections} connections at once; try again later")
+        with contextlib.suppress(OSError):
+            request.setblocking(False)
+            request.send(_encode(_error(None, err)))
+        return False  # closed by the caller
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._active_lock:
+            self._active.discard(request)
+        super().shutdown_request(request)  # type: ignore[misc]
+
+
+class _UnixServer(_Capped, socketserver.UnixStreamServer):
     def __init__(self, path: str, handler: type[_Handler], daemon: Daemon) -> None:
         self.daemon = daemon
+        self._init_cap()
         super().__init__(path, handler)
 
 
-class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    block_on_close = False
+class _TCPServer(_Capped, socketserver.TCPServer):
     allow_reuse_address = True
-    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
         if address[0] != protocol.LOOPBACK:
             raise DaemonStartError("the daemon only listens on 127.0.0.1", host=address[0])
         self.daemon = daemon
+        self._init_cap()
         super().__init__(address, handler)
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
