@@ -414,12 +414,12 @@ class HookConfig:
     #: logs what it could not do to ``<state_dir>/hook.log``.
     deadline_s: float = 3.0
     #: Seconds it waits for the daemon's answer (within the deadline) before it skips
-    #: the daemon and works in-process; None: half of ``deadline_s``.
+    #: the daemon and works in-process; None: a third of ``deadline_s``.
     daemon_timeout_s: float | None = None
     #: Seconds its in-process work waits on a shared state store, all told (enable
     #: state, stats, writing its route event): past it, it goes on without the store,
     #: logs so, and its event goes to the outbox.
-    store_wait_s: float = 1.0
+    store_wait_s: float = 0.5
 
 
 @dataclass(frozen=True)

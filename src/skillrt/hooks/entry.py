@@ -8,9 +8,9 @@ unreadable state folder) prints nothing, is logged to ``<state dir>/hook.log`` (
 when that cannot be written) and exits 0.
 
 It answers within a deadline (``hook.deadline_s``, 3 s, well under the client's own
-timeout): a daemon that does not answer within ``hook.daemon_timeout_s`` (half the
-deadline) is skipped; the in-process work waits on a shared state store at most
-``hook.store_wait_s`` (1 s) all told, its route event going to the outbox when the
+timeout): a daemon that does not answer within ``hook.daemon_timeout_s`` (a third
+of the deadline) is skipped; the in-process work waits on a shared state store at most
+``hook.store_wait_s`` (0.5 s) all told, its route event going to the outbox when the
 store is not there; and when the deadline passes anyway, the hook prints nothing,
 logs what it was doing, and exits 0 at once.
 
@@ -43,10 +43,10 @@ MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
                 "--timeout", "--deadline")  # fmt: skip
 #: Default of ``hook.deadline_s`` (skillrt.config.HookConfig); the daemon's answer is
-#: waited for half of the deadline unless ``hook.daemon_timeout_s`` says otherwise.
+#: waited for a third of the deadline unless ``hook.daemon_timeout_s`` says otherwise.
 DEADLINE_S = 3.0
 #: Default of ``hook.store_wait_s``: the in-process work's wait on a shared store.
-STORE_WAIT_S = 1.0
+STORE_WAIT_S = 0.5
 #: Seconds of the deadline kept for closing (route events to the outbox, the output).
 _RESERVE_S = 0.3
 
@@ -134,7 +134,7 @@ class _Run:
         self.opts = opts
         self.started = started
         self.deadline = started + (opts.deadline or DEADLINE_S)
-        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) / 2
+        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) / 3
         self.store_wait = STORE_WAIT_S
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = _state_dir(opts, _project_dir(None))
@@ -225,7 +225,7 @@ class _Run:
         deadline = self.opts.deadline or settings.deadline_s
         self.deadline = self.started + deadline
         if not self.opts.timeout:
-            self.daemon_timeout = settings.daemon_timeout_s or deadline / 2
+            self.daemon_timeout = settings.daemon_timeout_s or deadline / 3
         self.store_wait = settings.store_wait_s
 
     def _in_process(
