@@ -219,6 +219,15 @@ def route_events(url: str, schema: str) -> int:
         return int(conn.execute("SELECT COUNT(*) FROM route_events").fetchone()[0])
 
 
+def drop_schemas(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        for kind in ("daemon", "cli", "hook"):
+            conn.execute(f'DROP SCHEMA IF EXISTS "bench_stalls_{kind}_{os.getpid()}" CASCADE')
+        conn.execute("DROP ROLE IF EXISTS bench_nologin")
+
+
 # -- the cases ---------------------------------------------------------------------------
 def bench_misconfigured(url: str, base: Path, runs: int) -> dict[str, Any]:
     import psycopg
@@ -270,7 +279,7 @@ def bench_silent(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, Any]
 def bench_daemon_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, Any]:
     from skillrt.daemon.client import DaemonClient
 
-    schema = "bench_stalls_daemon"
+    schema = f"bench_stalls_daemon_{os.getpid()}"
     state = f"state:\n  url: '{url}'\n  schema: {schema}\n"
     folder = project(base, "daemon-outage", state)
     expect = {"roots": None, "config": str((folder / "skillrt.yaml").resolve()),
@@ -308,7 +317,7 @@ def bench_daemon_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[st
 
 
 def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, Any]:
-    schema = "bench_stalls_cli"
+    schema = f"bench_stalls_cli_{os.getpid()}"
     state = f"state:\n  url: '{url}'\n  schema: {schema}\n"
     folder = project(base, "cli-outage", state)
     timed(["--json", "route", PROMPT], folder)  # migrated, one event
@@ -349,7 +358,7 @@ def bench_hooks(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, Any]:
             t, data, err = timed(["--json", "route", PROMPT], folder)
             times.append(t)
         out["route, daemon stopped"] = summary(times, None)
-    schema = "bench_stalls_hook"
+    schema = f"bench_stalls_hook_{os.getpid()}"
     state = f"state:\n  url: '{url}'\n  schema: {schema}\n"
     folder = project(base, "hook-store", state)
     timed(["hook", "claude-code", "--no-daemon"], folder, stdin=payload(folder))  # migrated
@@ -381,12 +390,15 @@ def main() -> int:
     sys.path.insert(0, str(REPO / "src"))
     results: dict[str, Any] = {"load_average": os.getloadavg()}
     with postgres() as (url, pg_dir), tempfile.TemporaryDirectory() as tmp:
-        for name, case in CASES.items():
-            results[name] = case(url, pg_dir, Path(tmp), args.runs)
-            if not args.json:
-                print(f"\n{name}")
-                for what, row in results[name].items():
-                    print(f"  {what:<34} {json.dumps(row)}")
+        try:
+            for name, case in CASES.items():
+                results[name] = case(url, pg_dir, Path(tmp), args.runs)
+                if not args.json:
+                    print(f"\n{name}")
+                    for what, row in results[name].items():
+                        print(f"  {what:<34} {json.dumps(row)}")
+        finally:
+            drop_schemas(url)
     if args.json:
         print(json.dumps(results, indent=2))
     failed = [
