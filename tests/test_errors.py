@@ -95,6 +95,7 @@ def test_the_daemon_protocol_codes_match_the_catalogue() -> None:
     assert errors.UnknownOp.code == protocol.E_UNKNOWN_OP
     assert errors.Unauthorized.code == protocol.E_UNAUTHORIZED
     assert errors.DaemonMismatch.code == protocol.E_DAEMON_MISMATCH
+    assert errors.DaemonBusy.code == protocol.E_BUSY
 
 
 def test_fields_are_typed_attributes_and_a_misspelt_one_is_refused() -> None:

@@ -85,20 +85,55 @@ def peek_state_dir(path: Path) -> Path:
     ~0.1 s). Whoever builds the runtime reads the file with :meth:`from_file`, which
     resolves ``state_dir`` the same way and validates everything.
     """
-    import yaml
-
     base = path.parent.resolve()
-    try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    data = _peek(path)
     value = data.get("state_dir") if isinstance(data, dict) else None
     if value is None:
         return base / ".skillrt"
     if not isinstance(value, str):
         raise ConfigError("'state_dir': Input should be a valid string", field="state_dir")
     return _relative_to(base, value)
+
+
+def peek_hook(path: Path) -> HookConfig:
+    """The ``hook`` section of config file ``path``, read the way :func:`peek_state_dir`
+    reads ``state_dir`` (only this section is checked; :meth:`RuntimeConfig.from_file`
+    checks it the same way)."""
+    data = _peek(path)
+    section = data.get("hook") if isinstance(data, dict) else None
+    if section is None:
+        return HookConfig()
+    if not isinstance(section, dict):
+        raise ConfigError("'hook': Input should be a mapping", field="hook")
+    values: dict[str, float] = {}
+    for key, value in section.items():
+        if key not in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+            raise ConfigError(f"'hook.{key}': unknown key", field=f"hook.{key}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"'hook.{key}': Input should be a number", field=f"hook.{key}")
+        values[key] = float(value)
+    hook = HookConfig(**values)
+    check_hook(hook)
+    return hook
+
+
+_PEEKED: dict[str, Any] = {}
+
+
+def _peek(path: Path) -> Any:
+    """The YAML of ``path``, parsed once while it is unchanged (the hook peeks twice)."""
+    import yaml
+
+    try:
+        st = path.stat()
+        key = f"{path}\0{st.st_mtime_ns}\0{st.st_size}"
+        if key not in _PEEKED:
+            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+            _PEEKED.clear()
+            _PEEKED[key] = yaml.load(path.read_text(encoding="utf-8-sig"), Loader=loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError(f"cannot read config {path}: {exc}", path=str(path)) from exc
+    return _PEEKED[key]
 
 
 #: A path given in a config file (relative to the file's folder).
@@ -380,6 +415,25 @@ class McpConfig:
 
 
 @dataclass(frozen=True)
+class HookConfig:
+    """The prompt hook (``skillrt hook <client>``), a new process per prompt."""
+
+    __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
+
+    #: Seconds the hook may take all told, well under the client's own timeout (10 s as
+    #: ``skillrt install`` writes it): past it, the hook answers nothing, exits 0 and
+    #: logs what it could not do to ``<state_dir>/hook.log``.
+    deadline_s: float = 3.0
+    #: Seconds it waits for the daemon's answer (within the deadline) before it skips
+    #: the daemon and works in-process; None: a third of ``deadline_s``.
+    daemon_timeout_s: float | None = None
+    #: Seconds its in-process work waits on a shared state store, all told (enable
+    #: state, stats, writing its route event): past it, it goes on without the store,
+    #: logs so, and its event goes to the outbox.
+    store_wait_s: float = 0.5
+
+
+@dataclass(frozen=True)
 class StateConfig:
     """Where the shared state lives (``state:`` in skillrt.yaml). See docs/state.md.
 
@@ -399,8 +453,16 @@ class StateConfig:
     schema: str | None = None
     #: Most connections one process opens to the server.
     pool_size: int = 4
-    #: Seconds a transaction keeps retrying while the server cannot be reached.
+    #: Seconds a transaction keeps retrying while a server it reached before cannot be
+    #: reached (a restart); a server never reached fails at once.
     retry_s: float = 30.0
+    #: Longest one connection attempt waits for the server to answer (libpq counts
+    #: whole seconds, at least 2): a server that does not answer is E_STORE_UNAVAILABLE
+    #: after this long.
+    connect_timeout_s: float = 3.0
+    #: Longest a route (and the prompt hook's in-process work) waits on the server: past
+    #: it, routing goes on with the per-skill stats it last read (or none).
+    route_wait_s: float = 0.3
 
 
 @dataclass(frozen=True)
@@ -420,6 +482,7 @@ class RuntimeConfig:
     orchestration: OrchestrationConfig = field(default_factory=OrchestrationConfig)
     telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
     mcp: McpConfig = field(default_factory=McpConfig)
+    hook: HookConfig = field(default_factory=HookConfig)
 
     @property
     def state_db(self) -> Path:
@@ -487,12 +550,15 @@ class RuntimeConfig:
             "orchestration": OrchestrationConfig,
             "telemetry": TelemetryConfig,
             "mcp": McpConfig,
+            "hook": HookConfig,
         }
         for key, section_type in section_types.items():
             if key in data:
                 values[key] = build_dataclass(section_type, data.pop(key) or {}, key, base)
         if "state" in values:
             check_state(values["state"])
+        if "hook" in values:
+            check_hook(values["hook"])
         if "orchestration" not in values:
             values["orchestration"] = OrchestrationConfig(
                 memory_dir=values["state_dir"] / "memory",
@@ -510,6 +576,14 @@ class RuntimeConfig:
 T = TypeVar("T")
 
 
+def check_hook(hook: HookConfig) -> None:
+    """Both bounds are positive."""
+    for name in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+        value = getattr(hook, name)
+        if value is not None and not value > 0:
+            raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")
+
+
 def check_state(state: StateConfig) -> None:
     """A state URL must name PostgreSQL; a pool needs a connection."""
     from skillrt.store.base import is_postgres_url
@@ -522,6 +596,14 @@ def check_state(state: StateConfig) -> None:
         )
     if state.pool_size < 1:
         raise ConfigError("'state.pool_size' must be at least 1", field="state.pool_size")
+    if not state.connect_timeout_s > 0:
+        raise ConfigError(
+            "'state.connect_timeout_s' must be positive", field="state.connect_timeout_s"
+        )
+    if not state.route_wait_s >= 0:
+        raise ConfigError("'state.route_wait_s' must be >= 0", field="state.route_wait_s")
+    if not state.retry_s >= 0:
+        raise ConfigError("'state.retry_s' must be >= 0", field="state.retry_s")
     if state.schema is not None and not state.schema.strip():
         raise ConfigError("'state.schema' must not be empty", field="state.schema")
 

@@ -9,6 +9,7 @@ The tree (class, then code; a test checks that every class is here and exported)
     ├── UsageError                       E_USAGE
     ├── StoreError                       E_STORE
     │   ├── StoreUnavailable             E_STORE_UNAVAILABLE (the server or file cannot be reached)
+    │   ├── StoreMisconfigured           E_STORE_CONFIG (no such database or role, bad URL, auth)
     │   ├── StoreConflict                E_STORE_CONFLICT (a unique key is taken)
     │   ├── StoreSchemaTooNew            E_STORE_SCHEMA_TOO_NEW (written by a newer skillrt)
     │   ├── StoreDriverMissing           E_STORE_DRIVER_MISSING (pip install skillrt[postgres])
@@ -59,6 +60,7 @@ The tree (class, then code; a test checks that every class is here and exported)
     ├── ServeError                       E_SERVE
     ├── FeatureUnavailable               E_UNAVAILABLE
     ├── DaemonRequestError               E_BAD_REQUEST
+    ├── DaemonBusy                       E_BUSY (too many connections at once)
     ├── UnknownOp                        E_UNKNOWN_OP
     ├── Unauthorized                     E_UNAUTHORIZED
     ├── RequestTooLarge                  E_TOO_LARGE
@@ -84,6 +86,7 @@ __all__ = [
     "BodyTooLarge",
     "CatalogError",
     "ConfigError",
+    "DaemonBusy",
     "DaemonMismatch",
     "DaemonNotRunning",
     "DaemonRequestError",
@@ -129,6 +132,7 @@ __all__ = [
     "StoreConflict",
     "StoreDriverMissing",
     "StoreError",
+    "StoreMisconfigured",
     "StoreNotEmpty",
     "StoreSchemaTooNew",
     "StoreUnavailable",
@@ -308,12 +312,22 @@ class StoreError(SkillrtError):
     #: The skill whose row was being written or read, when there is one.
     skill: str | None = None
     retryable: bool | None = None
+    #: The server's (or the driver's) own message, when it gave one.
+    detail: str | None = None
 
 
 class StoreUnavailable(StoreError):
     """The store cannot be reached (server down, connection dropped); worth a retry."""
 
     code = "E_STORE_UNAVAILABLE"
+
+
+class StoreMisconfigured(StoreError):
+    """The store refused this configuration: no such database or role, a malformed URL
+    or option, failed authentication. Trying again changes nothing (``retryable`` is
+    false); ``detail`` is the server's (or the driver's) own message."""
+
+    code = "E_STORE_CONFIG"
 
 
 class StoreConflict(StoreError):
@@ -781,6 +795,12 @@ class DaemonRequestError(SkillrtError):
     code = "E_BAD_REQUEST"
     field: str | None = None
     surface: str | None = None
+
+
+class DaemonBusy(SkillrtError):
+    """The daemon serves as many connections as it takes; try again later."""
+
+    code = "E_BUSY"
 
 
 class UnknownOp(SkillrtError):

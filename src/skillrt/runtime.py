@@ -528,6 +528,7 @@ class SkillRuntime:
                 self.store,
                 self.config.telemetry,
                 record_query_text=self.config.routing.record_query_text,
+                store_wait_s=self.config.state.route_wait_s,
             )
         return self._routing
 

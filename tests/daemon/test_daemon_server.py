@@ -346,3 +346,147 @@ def test_loopback_port_needs_the_token(daemon_project: tuple[Path, Path]) -> Non
             assert client.request("status")["requests"] >= 3  # the hook asked it
     finally:
         stop(served)
+
+
+def test_two_daemons_started_at_once_one_serves(daemon_project: tuple[Path, Path]) -> None:
+    """Two `serve` on one state folder at the same moment: one serves, the other refuses
+    (E_DAEMON_START) without touching its socket; status names the one that serves, and
+    stopping it removes its socket and info file."""
+    project, skills = daemon_project
+    argv = [sys.executable, "-m", "skillrt", "serve", "--json", "--root", str(skills)]
+    procs = [
+        subprocess.Popen(
+            argv,
+            cwd=project,
+            env=env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for _ in range(2)
+    ]
+    try:
+        firsts = []
+        for proc in procs:
+            assert proc.stderr is not None
+            firsts.append(proc.stderr.readline())  # "listening", or the process ended
+        serving = [p for p, line in zip(procs, firsts, strict=True) if '"listening"' in line]
+        refused = [p for p in procs if p not in serving]
+        assert len(serving) == 1 and len(refused) == 1, firsts
+        out, _ = refused[0].communicate(timeout=60)
+        assert refused[0].returncode == 1
+        assert json.loads(out)["error"]["code"] == "E_DAEMON_START"
+        root = ("--root", str(skills))
+        status = skillrt("serve", "--status", "--json", *root, cwd=project)
+        assert json.loads(status.stdout)["pid"] == serving[0].pid
+        with DaemonClient(str(project / ".skillrt" / "skillrt.sock")) as client:
+            assert client.request("ping")["pid"] == serving[0].pid
+        stopped = skillrt("serve", "--stop", "--json", *root, cwd=project)
+        assert stopped.returncode == 0, stopped.stderr
+        assert serving[0].wait(30) == 0
+        assert not (project / ".skillrt" / "skillrt.sock").exists()
+        assert not (project / ".skillrt" / "skillrt.daemon.json").exists()
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(30)
+
+
+def test_a_daemon_removes_only_its_own_socket_and_info(tmp_path: Path) -> None:
+    from typing import cast
+
+    from skillrt.daemon.server import Daemon
+    from skillrt.mcp.service import SkillService
+
+    state = tmp_path / "state"
+    path = str(state / "skillrt.sock")
+    info = state / "skillrt.daemon.json"
+    daemon = Daemon(cast(SkillService, None), path, identity={}, info_file=info)
+    daemon.bind()
+    assert daemon._server is not None
+    daemon._server.server_close()
+    os.unlink(path)  # another daemon's socket and info took their places meanwhile
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(path)
+    other.listen(1)
+    info.write_text(json.dumps({"pid": os.getpid() + 1}))
+    daemon._cleanup()
+    assert os.path.exists(path) and info.exists()
+    other.close()
+    second = Daemon(cast(SkillService, None), path, identity={}, info_file=info)
+    second.bind()  # the first let the state folder's lock go
+    assert second._server is not None
+    second._server.server_close()
+    second._cleanup()
+    assert not os.path.exists(path)
+
+
+def test_deeply_nested_json_is_a_bad_request(served: Served) -> None:
+    """100k-deep JSON is refused as E_BAD_REQUEST (it was E_INTERNAL), and so are
+    arguments nested deeper than the stages walk; the connection carries on."""
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.settimeout(60)
+        sock.connect(served.address)
+        reader = sock.makefile("rb")
+        for line in (
+            b"[" * 100_000 + b"\n",
+            b'{"id": 1, "op": "ping", "args": ' + b'{"a":' * 100_000 + b"\n",
+        ):
+            sock.sendall(line)
+            reply = json.loads(reader.readline())
+            assert reply["ok"] is False and reply["error"]["code"] == "E_BAD_REQUEST", reply
+        nested: Any = "x"
+        for _ in range(900):  # parses, but deep: answered, or refused, never E_INTERNAL
+            nested = {"a": nested}
+        history = [{"role": "user", "content": nested}]
+        for op, args in (("context", {"prompt": "review my pr"}), ("route", {"query": "x"})):
+            request = {"id": 3, "op": op, "args": {**args, "history": history}}
+            sock.sendall(json.dumps(request).encode() + b"\n")
+            reply = json.loads(reader.readline())
+            assert reply["ok"] or reply["error"]["code"] == "E_BAD_REQUEST", reply
+        sock.sendall(b'{"id": 2, "op": "ping"}\n')
+        assert json.loads(reader.readline())["ok"] is True
+
+
+def open_fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts /proc/PID/fd")
+def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
+    daemon_project: tuple[Path, Path],
+) -> None:
+    """300 loopback connections that never send a token: the daemon holds at most
+    MAX_CONNECTIONS of them (the rest are told E_BUSY and closed), closes the idle ones
+    within AUTH_TIMEOUT_S, and serves a client with the token afterwards."""
+    from skillrt.daemon.server import MAX_CONNECTIONS
+
+    project, skills = daemon_project
+    served = start(project, skills, "--port", "0")
+    idle: list[socket.socket] = []
+    try:
+        host, port = parse_address(served.address)  # type: ignore[misc]
+        before = open_fds(served.proc.pid)
+        for _ in range(300):
+            conn = socket.create_connection((host, port), timeout=60)
+            idle.append(conn)
+        busy = 0
+        for conn in idle:  # every one is answered E_BUSY or closed unauthenticated
+            data = conn.makefile("rb").readline()
+            if data:
+                assert json.loads(data)["error"]["code"] == "E_BUSY"
+                busy += 1
+        assert busy >= 300 - MAX_CONNECTIONS
+        assert open_fds(served.proc.pid) <= before + 5  # the idle ones were closed
+        with served.client(timeout=60) as client:
+            assert client.request("ping")["pong"]
+        with socket.create_connection((host, port), timeout=60) as stranger:
+            stranger.sendall(b'{"id": 1, "op": "ping", "token": "wrong"}\n')
+            reader = stranger.makefile("rb")
+            assert json.loads(reader.readline())["error"]["code"] == "E_UNAUTHORIZED"
+            assert reader.readline() == b""  # and closed: no second try
+    finally:
+        for conn in idle:
+            conn.close()
+        stop(served)

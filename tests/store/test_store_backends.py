@@ -283,7 +283,7 @@ def test_missing_driver_is_a_structured_error(
 ) -> None:
     from skillrt.store.postgres import PostgresStore
 
-    monkeypatch.setitem(sys.modules, "psycopg_pool", None)
+    monkeypatch.setitem(sys.modules, "psycopg", None)
     store = PostgresStore("postgresql://nobody@127.0.0.1:1/none", cache_path=tmp_path / "c.db")
     with pytest.raises(StoreDriverMissing) as exc:
         skill_state.disabled_names(store)

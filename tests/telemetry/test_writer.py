@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,12 +101,18 @@ def test_unwritable_store_drops_with_a_warning(
     assert writer.dropped == 1 and writer.written == 0 and count(db) == 0
     assert calls == [1]  # a read-only store is not retried: retrying cannot cure it
     assert any("was not recorded" in m for m in caplog.messages)
+    from skillrt.telemetry.outbox import Outbox
+
+    assert Outbox(tmp_path / "outbox").lost() == 1  # counted, for `skillrt stats`
 
 
-def test_unavailable_store_is_retried_then_given_up(
+def test_unavailable_store_is_retried_then_kept_in_the_outbox(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
 ) -> None:
+    """Events that wait too long for a store that cannot be reached are not dropped: they
+    go to this machine's outbox, and the next writer that reaches the store writes them."""
     from skillrt.errors import StoreUnavailable
+    from skillrt.telemetry.outbox import Outbox
 
     db = tmp_path / "state.db"
     calls: list[int] = []
@@ -115,12 +122,56 @@ def test_unavailable_store_is_retried_then_given_up(
         raise StoreUnavailable("server restarting", retryable=True)
 
     writer = RouteEventWriter(db, give_up_s=0.3, write=write)
+    batch = routes(2)
     with caplog.at_level(logging.WARNING, logger="skillrt.telemetry"):
-        writer.submit(routes(1)[0], surface="mcp")
+        for r in batch:
+            writer.submit(r, surface="mcp")
         assert writer.flush(30)
     writer.close()
-    assert writer.dropped == 1 and len(calls) >= 2  # retried until it gave up
-    assert any("was not recorded" in m for m in caplog.messages)
+    assert writer.spilled == 2 and writer.dropped == 0 and len(calls) >= 2  # retried first
+    assert any("kept in" in m for m in caplog.messages)
+    outbox = Outbox(tmp_path / "outbox")
+    assert outbox.summary()["pending"] == 2 and outbox.lost() == 0
+    # The store is back: the next writer on this machine writes them, once.
+    later = RouteEventWriter(db)
+    for _ in range(300):
+        if not outbox.pending():
+            break
+        time.sleep(0.1)
+    later.close()
+    assert count(db) == 2 and outbox.pending() == 0
+    with sqlite3.connect(db) as conn:
+        ids = {r[0] for r in conn.execute("SELECT route_id FROM route_events")}
+    assert ids == {r.route_id for r in batch}
+
+
+def test_close_during_an_outage_keeps_the_queue_without_waiting(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]]
+) -> None:
+    """close() on a writer whose store does not answer returns while the write still
+    hangs, the queued events in the outbox (an exiting command is never held)."""
+    from skillrt.errors import StoreUnavailable
+    from skillrt.telemetry.outbox import Outbox
+
+    db = tmp_path / "state.db"
+    hang = threading.Event()
+    first = threading.Event()
+
+    def write(store: Store, items: Batch) -> int:
+        if not first.is_set():
+            first.set()
+            raise StoreUnavailable("no answer", retryable=True)
+        hang.wait(60)  # a server that does not answer
+        raise StoreUnavailable("no answer", retryable=True)
+
+    writer = RouteEventWriter(db, write=write)
+    for r in routes(3):
+        writer.submit(r, surface="hook")
+    assert first.wait(30)
+    writer.close(timeout_s=60)  # the store is known to be down: no flush wait
+    assert not hang.is_set()
+    assert Outbox(tmp_path / "outbox").pending() == 3 and writer.dropped == 0
+    hang.set()
 
 
 def test_a_batch_written_twice_counts_once(
@@ -140,9 +191,11 @@ def test_a_batch_written_twice_counts_once(
 
 
 @pytest.mark.filterwarnings("ignore::skillrt.telemetry.events.TelemetryWarning")
-def test_queue_overflow_drops_oldest(
+def test_queue_overflow_moves_the_oldest_to_the_outbox(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]]
 ) -> None:
+    from skillrt.telemetry.outbox import Outbox
+
     db = tmp_path / "state.db"
     Store(db).schema_version()
     holder = sqlite3.connect(db, isolation_level=None)
@@ -151,11 +204,23 @@ def test_queue_overflow_drops_oldest(
     batch = routes(4)
     for r in batch:
         writer.submit(r, surface="mcp")
+    for _ in range(600):  # the writer thread moves the overflow to the outbox
+        if writer.spilled:
+            break
+        writer.flush(0.05)
+    assert writer.spilled == 2 and writer.dropped == 0
     holder.execute("COMMIT")
     holder.close()
     assert writer.flush(30)
     writer.close()
-    assert writer.dropped >= 1 and count(db) == 4 - writer.dropped
+    later = RouteEventWriter(db)  # the next writer writes what the outbox kept
+    outbox = Outbox(tmp_path / "outbox")
+    for _ in range(300):
+        if not outbox.pending():
+            break
+        time.sleep(0.1)
+    later.close()
+    assert count(db) == 4 and outbox.lost() == 0
 
 
 def test_many_threads_no_loss(tmp_path: Path, routes: Callable[[int], list[RouteResult]]) -> None:

@@ -1,8 +1,9 @@
 """Commands asking a running daemon first (``route``, ``show``, ``resolve``).
 
 A command uses the daemon of its state folder (``--socket``/``SKILLRT_SOCKET`` name
-another) when one answers for the same skills (roots, config file, project), and works
-in-process otherwise, with the same output either way. ``--no-daemon`` skips it.
+another) when one answers for the same skills (roots, config file, project) within
+:data:`DAEMON_TIMEOUT_S`, and works in-process otherwise, with the same output either
+way. ``--no-daemon`` skips it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from skillrt.errors import RemoteError
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
 
-#: Seconds a command waits for the daemon before working in-process.
-DAEMON_TIMEOUT_S = 30.0
+#: Seconds a command waits for the daemon's answer before working in-process: a warm
+#: daemon answers in milliseconds, so one that takes this long is stopped or stuck.
+DAEMON_TIMEOUT_S = 1.0
 
 
 def add_daemon_options(p: argparse.ArgumentParser) -> None:
@@ -63,12 +65,22 @@ def ask_daemon(ctx: CliContext, op: str, args: dict[str, Any]) -> Any | None:
     """
     if getattr(ctx.args, "no_daemon", False):
         return None
-    from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+    from skillrt.daemon.client import DaemonClient, DaemonError, DaemonTimeout, DaemonUnavailable
 
     address, token = daemon_address(ctx)
     try:
-        with DaemonClient(address, token=token, timeout=DAEMON_TIMEOUT_S) as client:
+        with DaemonClient(
+            address, token=token, timeout=DAEMON_TIMEOUT_S, connect_timeout=DAEMON_TIMEOUT_S
+        ) as client:
             return client.request(op, args, expect=identity(ctx))
+    except DaemonTimeout:
+        import sys
+
+        sys.stderr.write(
+            f"skillrt: the daemon at {address} did not answer within {DAEMON_TIMEOUT_S:g} s; "
+            "working in-process\n"
+        )
+        return None
     except DaemonUnavailable:
         return None
     except DaemonError as exc:

@@ -43,6 +43,7 @@ def load_config(
         from skillrt.config import StateConfig, check_state
         from skillrt.store import is_postgres_url
 
+        _check_state_flag(state)
         if is_postgres_url(state):  # the shared state; caches stay in state_dir
             section = dataclasses.replace(config.state, url=state)
             check_state(section)
@@ -72,9 +73,26 @@ def locate_state(explicit: str | None, state: str | None, *, cwd: Path) -> tuple
     if state:
         from skillrt.store import is_postgres_url
 
+        _check_state_flag(state)
         if not is_postgres_url(state):  # a URL keeps the caches in state_dir
             state_dir = (cwd / state).resolve()
     return state_dir, project_dir
+
+
+def _check_state_flag(state: str) -> None:
+    """``--state`` is a folder or a ``postgresql://`` URL; another URL is a mistake (it
+    would otherwise become a folder named ``mysql:``)."""
+    from skillrt.store.base import is_postgres_url, url_scheme
+
+    scheme = url_scheme(state)
+    if scheme is not None and not is_postgres_url(state):
+        from skillrt.errors import UsageError
+
+        raise UsageError(
+            f"--state {state!r}: unknown URL scheme {scheme!r} (give a folder for SQLite, "
+            "or a postgresql:// URL for a shared store)",
+            argument="--state",
+        )
 
 
 def flag_roots(roots: Sequence[str] | None, cwd: Path) -> tuple[RootConfig, ...] | None:

@@ -119,6 +119,7 @@ def cmd_migrate(ctx: CliContext) -> int:
             schema=args.schema or config.state.schema,
             pool_size=2,
             retry_s=config.state.retry_s,
+            connect_timeout_s=config.state.connect_timeout_s,
         )
     else:
         target = SqliteStore(Path(target_url))

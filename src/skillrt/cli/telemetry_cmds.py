@@ -151,6 +151,13 @@ def render(report: StatsReport, *, top: int) -> str:
         ]
     if report.overall.routes == 0:
         lines.append("\nno routes recorded yet (route with `skillrt route` or the MCP server)")
+    gone = report.unrecorded or {}
+    if gone.get("pending") or gone.get("lost"):
+        lines.append(
+            f"\nroute events of this machine not in the store: {gone.get('pending', 0)} "
+            f"waiting in {gone.get('outbox')} (written once the store is reachable), "
+            f"{gone.get('lost', 0)} lost"
+        )
     return "\n".join(lines)
 
 

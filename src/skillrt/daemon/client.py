@@ -34,6 +34,10 @@ class DaemonUnavailable(Exception):
     """No daemon answered (or it serves other skills): work in-process instead."""
 
 
+class DaemonTimeout(DaemonUnavailable):
+    """The daemon did not answer in time (stopped, stuck or overloaded)."""
+
+
 class DaemonError(Exception):
     """The daemon refused a request: ``code``, ``message`` and the error's fields."""
 
@@ -124,6 +128,9 @@ class DaemonClient:
         try:
             self._sock.sendall(encode(message))
             line = self._readline()
+        except TimeoutError as exc:
+            self.close()
+            raise DaemonTimeout(f"no answer from the daemon within {self.timeout:g} s") from exc
         except OSError as exc:
             self.close()
             raise DaemonUnavailable(f"daemon connection failed: {exc}") from exc

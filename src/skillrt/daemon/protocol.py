@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 SOCKET_NAME = "skillrt.sock"
 #: The running daemon's info file (pid, address, token), in the state folder, ``0600``.
 INFO_NAME = "skillrt.daemon.json"
+#: Locked (``flock``) by the state folder's daemon for its whole life.
+LOCK_NAME = "skillrt.daemon.lock"
 #: Environment variable naming the socket (a path, or ``tcp://127.0.0.1:PORT``).
 ENV_SOCKET = "SKILLRT_SOCKET"
 TCP_PREFIX = "tcp://"
@@ -40,6 +42,7 @@ OPS = ("ping", "status", "route", "context", "activate", "read", "resolve", "shu
 
 # Stable error codes of the protocol (the ops' own errors keep the runtime's codes).
 E_BAD_REQUEST = "E_BAD_REQUEST"
+E_BUSY = "E_BUSY"
 E_TOO_LARGE = "E_TOO_LARGE"
 E_UNKNOWN_OP = "E_UNKNOWN_OP"
 E_UNAUTHORIZED = "E_UNAUTHORIZED"

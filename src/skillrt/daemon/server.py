@@ -7,11 +7,18 @@ oversized request gets a structured error (the connection survives a malformed l
 not an oversized one); a client that disconnects mid-request only ends its own thread.
 SIGTERM (or a ``shutdown`` request) stops it cleanly: no new connections, routes events
 flushed, socket and info files removed.
+
+One daemon per state folder: it holds an exclusive lock on ``<state>/skillrt.daemon.lock``
+(``flock``, released by the kernel when the process ends, however it ends) from before
+it binds until it has cleaned up, so a second one refuses to start (``E_DAEMON_START``)
+instead of taking the first one's socket over; and it removes only its own socket (the
+same file it bound) and info file (its own pid).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hmac
 import json
 import logging
@@ -31,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
 from skillrt.errors import (
+    DaemonBusy,
     DaemonMismatch,
     DaemonRequestError,
     DaemonStartError,
@@ -51,6 +59,12 @@ log = logging.getLogger("skillrt.daemon")
 
 #: A connection idle this long is closed (a client that vanished without closing).
 IDLE_TIMEOUT_S = 300.0
+#: A TCP connection must send a request with the token within this long, or is closed;
+#: one whose request lacks the token is answered ``E_UNAUTHORIZED`` and closed.
+AUTH_TIMEOUT_S = 5.0
+#: Most connections served at once; one more is answered ``E_BUSY`` and closed (each
+#: costs a thread and a file descriptor: 373 unauthenticated ones used them all up).
+MAX_CONNECTIONS = 64
 
 
 def _error(rid: Any, err: SkillrtError) -> dict[str, Any]:
@@ -66,6 +80,8 @@ class Daemon:
         identity: What the daemon serves: ``roots`` (or None), ``config``, ``project_dir``.
         info_file: Where to write the info file (pid, address, token); None for none.
         poll_interval_s: Seconds between checks for changed skills (0: no hot reload).
+        lock_file: Held for the daemon's life (one daemon per state folder); None: the
+            lock next to ``info_file``.
     """
 
     def __init__(
@@ -76,11 +92,17 @@ class Daemon:
         identity: Mapping[str, Any],
         info_file: Path | None = None,
         poll_interval_s: float = 2.0,
+        lock_file: Path | None = None,
     ) -> None:
         self.service = service
         self.address = address
         self.identity = dict(identity)
         self.info_file = info_file
+        if lock_file is None and info_file is not None:
+            lock_file = info_file.with_name(protocol.LOCK_NAME)
+        self.lock_file = lock_file
+        self._lock_fd: int | None = None
+        self._socket_id: tuple[int, int, int] | None = None
         self.poll_interval_s = poll_interval_s
         self.token = secrets.token_urlsafe(24) if isinstance(address, tuple) else None
         self.started_at = time.time()
@@ -104,10 +126,18 @@ class Daemon:
     # -- requests ---------------------------------------------------------------------
     def respond(self, line: bytes, *, tcp: bool = False) -> dict[str, Any]:
         """The answer to one request line; never raises."""
+        return self.answer(line, tcp=tcp)[0]
+
+    def answer(self, line: bytes, *, tcp: bool = False) -> tuple[dict[str, Any], bool]:
+        """The answer to one request line, and whether the request was authorised (over
+        TCP: carried the token; a Unix socket's are); never raises."""
         rid: Any = None
+        authorised = not tcp
         try:
             try:
                 request = json.loads(line)
+            except RecursionError:
+                raise DaemonRequestError("request is nested too deeply") from None
             except (ValueError, UnicodeDecodeError) as exc:
                 raise DaemonRequestError(f"request is not JSON: {exc}") from None
             if not isinstance(request, dict):
@@ -115,6 +145,7 @@ class Daemon:
             rid = request.get("id")
             if tcp and not self._authorised(request.get("token")):
                 raise Unauthorized("missing or wrong token (see the daemon's info file)")
+            authorised = True
             op = request.get("op")
             handler = self._ops.get(op) if isinstance(op, str) else None
             if handler is None:
@@ -132,14 +163,18 @@ class Daemon:
             else:
                 with self.service.reading():
                     result = handler(args)
-            return {"id": rid, "ok": True, "result": result}
+            return {"id": rid, "ok": True, "result": result}, authorised
         except SkillrtError as err:
             self._count_error()
-            return _error(rid, err)
+            return _error(rid, err), authorised
+        except RecursionError:  # arguments nested deeper than the stages walk
+            self._count_error()
+            deep = DaemonRequestError("request arguments are nested too deeply")
+            return _error(rid, deep), authorised
         except Exception as exc:  # one bad request fails alone, never the daemon
             self._count_error()
             log.exception("request failed")
-            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}"))
+            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}")), authorised
 
     def _count_error(self) -> None:
         with self._counts:
@@ -269,7 +304,49 @@ class Daemon:
 
     # -- serving ----------------------------------------------------------------------
     def bind(self) -> None:
-        """Create the listening socket (refuses when a live daemon already listens)."""
+        """Take the state folder's lock, then create the listening socket (refuses when
+        another daemon holds the lock or a live one listens at the address)."""
+        self._take_lock()
+        try:
+            self._bind()
+        except BaseException:
+            self._release_lock()
+            raise
+
+    def _take_lock(self) -> None:
+        if self.lock_file is None:
+            return
+        import fcntl
+
+        self.lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            info = _read_json(self.info_file)
+            where = f" at {info['address']}" if info.get("address") else ""
+            raise DaemonStartError(
+                f"a daemon (pid {holder}) already serves this state folder{where}; stop "
+                "it first (skillrt serve --stop) or give another --state",
+                path=str(self.lock_file),
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._lock_fd = fd
+
+    def _release_lock(self) -> None:
+        fd, self._lock_fd = self._lock_fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # the lock goes with the descriptor; the file stays (no race)
+
+    def _bind(self) -> None:
         if isinstance(self.address, tuple):
             self._server = _TCPServer(self.address, _Handler, self)
             host, port = self._server.server_address[:2]
@@ -290,6 +367,7 @@ class Daemon:
             finally:
                 os.umask(old)
             os.chmod(path, 0o600)
+            self._socket_id = _file_id(path)  # what cleanup may remove
         self._bound = True
         if self.info_file is not None:
             self._write_info()
@@ -367,18 +445,54 @@ class Daemon:
         return restore
 
     def _cleanup(self) -> None:
-        if isinstance(self.address, str):
+        """Remove this daemon's socket and info file (never another's), then let the
+        state folder's lock go."""
+        if isinstance(self.address, str) and self._socket_id is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self.address)
-        if self.info_file is not None:
+                if _file_id(self.address) == self._socket_id and not _listening(self.address):
+                    os.unlink(self.address)
+        if self.info_file is not None and _read_json(self.info_file).get("pid") == os.getpid():
             with contextlib.suppress(OSError):
                 os.unlink(self.info_file)
+        self._release_lock()
 
 
 def _encode(reply: dict[str, Any]) -> bytes:
     """A reply line (the C encoder: replies can be large, requests are small)."""
     text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
     return text.encode("utf-8") + b"\n"
+
+
+def _file_id(path: str) -> tuple[int, int, int]:
+    """Which file ``path`` is: device, inode and change time (an inode number alone is
+    reused at once by a file created after the first was removed)."""
+    st = os.lstat(path)
+    return (st.st_dev, st.st_ino, st.st_ctime_ns)
+
+
+def _listening(path: str) -> bool:
+    """Whether something accepts connections at socket ``path`` (called once this
+    daemon's own listener is closed: then it is another's)."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        probe.connect(path)
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _read_json(path: Path | None) -> dict[str, Any]:
+    """A small JSON object file, or {} (missing, unreadable, not an object)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _clear_stale_socket(path: str) -> None:
@@ -401,7 +515,12 @@ def _clear_stale_socket(path: str) -> None:
 
 
 class _Handler(socketserver.StreamRequestHandler):
-    """One connection: read lines, answer each, until EOF, an error or a timeout."""
+    """One connection: read lines, answer each, until EOF, an error or a timeout.
+
+    A TCP connection is closed unless its first request comes within
+    :data:`AUTH_TIMEOUT_S` and carries the token; after that it may idle
+    :data:`IDLE_TIMEOUT_S` between requests, like a Unix socket's.
+    """
 
     timeout = IDLE_TIMEOUT_S
     server: _UnixServer | _TCPServer
@@ -409,6 +528,9 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         daemon = self.server.daemon
         tcp = isinstance(self.server, _TCPServer)
+        trusted = not tcp
+        if tcp:
+            self.connection.settimeout(AUTH_TIMEOUT_S)
         while True:
             try:
                 line = self.rfile.readline(protocol.MAX_LINE_BYTES + 1)
@@ -423,8 +545,14 @@ class _Handler(socketserver.StreamRequestHandler):
                 return  # oversized (the rest cannot be framed) or cut off mid-request
             if not line.strip():
                 continue
-            if not self._send(daemon.respond(line, tcp=tcp)):
+            reply, authorised = daemon.answer(line, tcp=tcp)
+            if not self._send(reply):
                 return
+            if not trusted:
+                if not authorised:
+                    return  # answered; a client without the token gets no second try
+                trusted = True
+                self.connection.settimeout(IDLE_TIMEOUT_S)
 
     def _send(self, reply: dict[str, Any]) -> bool:
         try:
@@ -435,28 +563,65 @@ class _Handler(socketserver.StreamRequestHandler):
         return True
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+class _Capped(socketserver.ThreadingMixIn):
+    """At most :data:`MAX_CONNECTIONS` connections at once (one more is told ``E_BUSY``
+    and closed), and an accept loop that backs off instead of spinning when the
+    process runs out of file descriptors."""
+
     daemon_threads = True
     block_on_close = False
     #: Pending connections while the accept loop waits for the GIL (5 by default, which
     #: makes a burst of hooks fail to connect with EAGAIN).
     request_queue_size = 128
+    max_connections = MAX_CONNECTIONS
+    socket: socket.socket
 
+    def _init_cap(self) -> None:
+        self._active: set[Any] = set()
+        self._active_lock = threading.Lock()
+
+    def get_request(self) -> tuple[Any, Any]:
+        try:
+            return self.socket.accept()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # The listening socket stays readable: without a pause the loop would
+                # try again at once, forever (100% CPU). Connections end meanwhile.
+                time.sleep(0.1)
+            raise
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        with self._active_lock:
+            if len(self._active) < self.max_connections:
+                self._active.add(request)
+                return True
+        err = DaemonBusy(f"over {self.max_connections} connections at once; try again later")
+        with contextlib.suppress(OSError):
+            request.setblocking(False)
+            request.send(_encode(_error(None, err)))
+        return False  # closed by the caller
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._active_lock:
+            self._active.discard(request)
+        super().shutdown_request(request)  # type: ignore[misc]
+
+
+class _UnixServer(_Capped, socketserver.UnixStreamServer):
     def __init__(self, path: str, handler: type[_Handler], daemon: Daemon) -> None:
         self.daemon = daemon
+        self._init_cap()
         super().__init__(path, handler)
 
 
-class _TCPServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
-    daemon_threads = True
-    block_on_close = False
+class _TCPServer(_Capped, socketserver.TCPServer):
     allow_reuse_address = True
-    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
         if address[0] != protocol.LOOPBACK:
             raise DaemonStartError("the daemon only listens on 127.0.0.1", host=address[0])
         self.daemon = daemon
+        self._init_cap()
         super().__init__(address, handler)
         self.socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 

@@ -7,15 +7,24 @@ never blocks or breaks a prompt: any failure (bad input, no roots, a broken skil
 unreadable state folder) prints nothing, is logged to ``<state dir>/hook.log`` (stderr
 when that cannot be written) and exits 0.
 
+It answers within a deadline (``hook.deadline_s``, 3 s, well under the client's own
+timeout): a daemon that does not answer within ``hook.daemon_timeout_s`` (a third
+of the deadline) is skipped; the in-process work waits on a shared state store at most
+``hook.store_wait_s`` (0.5 s) all told, its route event going to the outbox when the
+store is not there; and when the deadline passes anyway, the hook prints nothing,
+logs what it was doing, and exits 0 at once.
+
 Options (after the client name): ``--root DIR`` (repeatable), ``--config FILE``,
 ``--state DIR``, ``--socket PATH`` (or ``SKILLRT_SOCKET``), ``--no-daemon``,
-``--budget CHARS``, ``--history-turns N``, ``--timeout SECONDS`` (daemon answer).
+``--budget CHARS``, ``--history-turns N``, ``--timeout SECONDS`` (daemon answer),
+``--deadline SECONDS`` (all told).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 from skillrt.hooks.clients import EVENTS
@@ -27,12 +36,19 @@ if TYPE_CHECKING:
 USAGE = (
     "usage: skillrt hook {claude-code,codex,gemini} [--root DIR]... [--config FILE] "
     "[--state DIR] [--socket PATH] [--no-daemon] [--budget CHARS] [--history-turns N] "
-    "[--timeout SECONDS]"
+    "[--timeout SECONDS] [--deadline SECONDS]"
 )
 LOG_NAME = "hook.log"
 MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
-                "--timeout")  # fmt: skip
+                "--timeout", "--deadline")  # fmt: skip
+#: Default of ``hook.deadline_s`` (skillrt.config.HookConfig); the daemon's answer is
+#: waited for a third of the deadline unless ``hook.daemon_timeout_s`` says otherwise.
+DEADLINE_S = 3.0
+#: Default of ``hook.store_wait_s``: the in-process work's wait on a shared store.
+STORE_WAIT_S = 0.5
+#: Seconds of the deadline kept for closing (route events to the outbox, the output).
+_RESERVE_S = 0.3
 
 
 class Options:
@@ -47,7 +63,9 @@ class Options:
         self.no_daemon = False
         self.budget: int | None = None
         self.history_turns = 6
-        self.timeout = 10.0
+        #: From the flags; None: from the config file, else the defaults above.
+        self.timeout: float | None = None
+        self.deadline: float | None = None
 
 
 class UsageProblem(ValueError):
@@ -78,7 +96,7 @@ def parse_args(argv: list[str]) -> Options:
             setattr(opts, flag[2:], value)
         else:
             try:
-                number = float(value) if flag == "--timeout" else int(value)
+                number = float(value) if flag in ("--timeout", "--deadline") else int(value)
             except ValueError:
                 raise UsageProblem(f"{flag} needs a number, got {value!r}") from None
             if number <= 0:
@@ -89,6 +107,7 @@ def parse_args(argv: list[str]) -> Options:
 
 def main(argv: list[str]) -> int:
     """Run the hook; always exit 0 once the options parse (2 for a usage error)."""
+    started = time.monotonic()
     if argv[:1] in (["-h"], ["--help"]):
         sys.stdout.write(USAGE + "\n")
         return 0
@@ -97,43 +116,166 @@ def main(argv: list[str]) -> int:
     except UsageProblem as exc:
         sys.stderr.write(f"{USAGE}\nskillrt hook: error: {exc}\n")
         return 2
-    # Where to log until the input names the project (a config file may move it).
-    state_dir: str | None = os.path.join(_project_dir(None), opts.state or ".skillrt")
-    try:
-        from skillrt.hooks.clients import HookInputError, parse_input, render
-
-        try:
-            hook = parse_input(sys.stdin.buffer.read())
-        except HookInputError as exc:
-            _log(state_dir, str(exc))
-            return 0
-        if hook.event is not None and hook.event != EVENTS[opts.client]:
-            return 0  # installed on another event by hand: not ours to answer
-        project = _project_dir(hook.cwd)
-        where = _where(opts, project)
-        state_dir = where["state_dir"]
-        if not hook.prompt.strip():
-            return 0
-        from skillrt.hooks.transcript import read_history
-
-        history = read_history(hook.transcript_path, prompt=hook.prompt, turns=opts.history_turns)
-        context = _ask_daemon(opts, where, hook.prompt, history)
-        if context is None:
-            context = _in_process(opts, project, hook.prompt, history)
-        for err in context.get("errors") or ():
-            _log(state_dir, f"skill {err.get('skill')} not injected: [{err.get('code')}] "
-                 f"{err.get('message')}")  # fmt: skip
-        out = render(opts.client, context)
-        if out:
-            sys.stdout.write(out + "\n")
-            sys.stdout.flush()
-    except BaseException as exc:  # the hook never breaks a prompt
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            return 0
-        import traceback
-
-        _log(state_dir, "".join(traceback.format_exception(exc)).rstrip())
+    run = _Run(opts, started)
+    worker = threading.Thread(target=run.work, name="skillrt-hook", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        left = run.deadline - time.monotonic()
+        if left <= 0:
+            run.expire()  # never returns
+        worker.join(min(left, 0.25))  # returns as soon as the work is done
     return 0
+
+
+class _Run:
+    """One prompt's work, on a thread the main thread stops waiting for at the deadline."""
+
+    def __init__(self, opts: Options, started: float) -> None:
+        self.opts = opts
+        self.started = started
+        self.deadline = started + (opts.deadline or DEADLINE_S)
+        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) / 3
+        self.store_wait = STORE_WAIT_S
+        # Where to log until the input names the project (a config file may move it).
+        self.state_dir: str | None = _state_dir(opts, _project_dir(None))
+        self.stage = "reading the hook's input"
+        self._emit = threading.Lock()
+        self._expired = False
+
+    def left(self) -> float:
+        """Seconds left before the deadline."""
+        return self.deadline - time.monotonic()
+
+    def expire(self) -> None:
+        """The deadline passed: nothing is printed (or what was is complete); say what
+        was not done, and end the process now (no waiting on threads or exit hooks)."""
+        with self._emit:
+            self._expired = True
+        budget = self.deadline - self.started
+        _log(self.state_dir, f"deadline of {budget:g} s passed while {self.stage}; "
+             "nothing more was injected for this prompt")  # fmt: skip
+        try:
+            sys.stdout.flush()
+        finally:
+            os._exit(0)
+
+    def write(self, out: str) -> None:
+        with self._emit:
+            if not self._expired:
+                sys.stdout.write(out + "\n")
+                sys.stdout.flush()
+
+    def work(self) -> None:
+        opts = self.opts
+        try:
+            from skillrt.hooks.clients import HookInputError, parse_input, render
+
+            try:
+                hook = parse_input(sys.stdin.buffer.read())
+            except HookInputError as exc:
+                _log(self.state_dir, str(exc))
+                return
+            if hook.event is not None and hook.event != EVENTS[opts.client]:
+                return  # installed on another event by hand: not ours to answer
+            project = _project_dir(hook.cwd)
+            self.stage = "reading the config"
+            where = _where(opts, project)
+            self.state_dir = where["state_dir"]
+            self._apply(where)
+            if not hook.prompt.strip():
+                return
+            from skillrt.hooks.transcript import read_history
+
+            self.stage = "reading the transcript"
+            history = read_history(
+                hook.transcript_path, prompt=hook.prompt, turns=opts.history_turns
+            )
+            self.stage = "asking the daemon"
+            context = _ask_daemon(
+                opts, where, hook.prompt, history, timeout=min(self.daemon_timeout, self.left())
+            )
+            if context is None:
+                self.stage = "working in-process"
+                context = self._in_process(project, hook.prompt, history)
+            if context is None:
+                return
+            for err in context.get("errors") or ():
+                _log(self.state_dir, f"skill {err.get('skill')} not injected: "
+                     f"[{err.get('code')}] {err.get('message')}")  # fmt: skip
+            out = render(opts.client, context)
+            if out:
+                self.write(out)
+        except BaseException as exc:  # the hook never breaks a prompt
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                return
+            import traceback
+
+            _log(self.state_dir, "".join(traceback.format_exception(exc)).rstrip())
+
+    def _apply(self, where: dict[str, Any]) -> None:
+        """The config file's ``hook`` settings, where no flag gave them."""
+        config_file = where["expect"]["config"]
+        if config_file is None:
+            return
+        from pathlib import Path
+
+        from skillrt.config import peek_hook
+
+        settings = peek_hook(Path(config_file))
+        deadline = self.opts.deadline or settings.deadline_s
+        self.deadline = self.started + deadline
+        if not self.opts.timeout:
+            self.daemon_timeout = settings.daemon_timeout_s or deadline / 3
+        self.store_wait = settings.store_wait_s
+
+    def _in_process(
+        self, project: str, prompt: str, history: list[dict[str, str]]
+    ) -> dict[str, Any] | None:
+        """The turn context computed here, waiting on a shared store only for what is
+        left of the deadline; what the runtime warns about goes to the hook's log."""
+        import logging
+        from pathlib import Path
+
+        from skillrt.cli.settings import flag_roots
+        from skillrt.runtime import SkillRuntime
+        from skillrt.serialize import to_jsonable
+        from skillrt.store.base import patience
+
+        handler = _log_handler(self.state_dir)
+        logging.captureWarnings(True)
+        watched = [logging.getLogger(n) for n in ("skillrt", "py.warnings")]
+        for logger in watched:
+            logger.addHandler(handler)
+            logger.propagate = False  # into hook.log, not onto the client's stderr
+        try:
+            with patience(min(self.store_wait, max(0.0, self.left() - _RESERVE_S))):
+                config = _config(self.opts, project)
+                roots = flag_roots(self.opts.roots, Path(project))
+                runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))
+                try:
+                    ctx = runtime.turn_context(
+                        prompt, history=history, surface="hook", budget=self.opts.budget
+                    )
+                    data: dict[str, Any] = to_jsonable(ctx)
+                finally:
+                    self.stage = "closing (route events to the state store or the outbox)"
+                    wait = min(self.store_wait, max(0.0, self.left() - _RESERVE_S))
+                    runtime.routing.close(timeout_s=wait)
+                    runtime.close()
+        finally:
+            for logger in watched:
+                logger.removeHandler(handler)
+                logger.propagate = True
+        return data
+
+
+def _state_dir(opts: Options, project: str) -> str:
+    """The state folder before the config is read: ``--state`` unless it is a URL (a
+    URL's caches and logs stay in the project's ``.skillrt``)."""
+    state = opts.state
+    if state and "://" in state:
+        state = None
+    return os.path.join(project, state or ".skillrt")
 
 
 def _project_dir(payload_cwd: str | None) -> str:
@@ -147,17 +289,21 @@ def _project_dir(payload_cwd: str | None) -> str:
 def _where(opts: Options, project: str) -> dict[str, Any]:
     """State folder, identity and socket, without importing the runtime; with a config
     file, only its ``state_dir`` is read (the way every command reads it)."""
+    from pathlib import Path
+
     config_file = None
     if opts.config:
         config_file = os.path.realpath(os.path.join(project, opts.config))
     elif os.path.exists(os.path.join(project, "skillrt.yaml")):
         config_file = os.path.realpath(os.path.join(project, "skillrt.yaml"))
     if config_file is None:
-        state_dir = os.path.join(project, opts.state or ".skillrt")
+        if opts.state and "://" in opts.state:
+            from skillrt.cli.settings import locate_state
+
+            locate_state(None, opts.state, cwd=Path(project))  # refuses a scheme it lacks
+        state_dir = _state_dir(opts, project)
         project_dir = project
     else:
-        from pathlib import Path
-
         from skillrt.cli.settings import locate_state
 
         found = locate_state(opts.config, opts.state, cwd=Path(project))
@@ -176,12 +322,18 @@ def _config(opts: Options, project: str) -> Any:
 
 
 def _ask_daemon(
-    opts: Options, where: dict[str, Any], prompt: str, history: list[dict[str, str]]
+    opts: Options,
+    where: dict[str, Any],
+    prompt: str,
+    history: list[dict[str, str]],
+    *,
+    timeout: float,
 ) -> dict[str, Any] | None:
-    """The daemon's answer, or None when no daemon can give one."""
+    """The daemon's answer within ``timeout`` seconds, or None when no daemon gives one
+    (then the hook works in-process)."""
     if opts.no_daemon:
         return None
-    from skillrt.daemon.client import DaemonClient, DaemonUnavailable
+    from skillrt.daemon.client import DaemonClient, DaemonTimeout, DaemonUnavailable
     from skillrt.daemon.protocol import ENV_SOCKET, locate
 
     explicit = opts.socket or os.environ.get(ENV_SOCKET) or None
@@ -193,31 +345,18 @@ def _ask_daemon(
     args: dict[str, Any] = {"prompt": prompt, "history": history, "surface": "hook"}
     if opts.budget:
         args["budget"] = opts.budget
+    timeout = max(0.05, timeout)
     try:
-        with DaemonClient(address, token=token, timeout=opts.timeout) as client:
+        with DaemonClient(
+            address, token=token, timeout=timeout, connect_timeout=min(1.0, timeout)
+        ) as client:
             result = client.request("context", args, expect=where["expect"])
     except DaemonUnavailable as exc:
         if os.path.exists(address) if isinstance(address, str) else True:
-            _log(where["state_dir"], f"daemon unavailable, working in-process: {exc}")
+            why = f"no answer within {timeout:g} s" if isinstance(exc, DaemonTimeout) else exc
+            _log(where["state_dir"], f"daemon skipped ({why}); working in-process")
         return None
     return result if isinstance(result, dict) else None
-
-
-def _in_process(
-    opts: Options, project: str, prompt: str, history: list[dict[str, str]]
-) -> dict[str, Any]:
-    from pathlib import Path
-
-    from skillrt.cli.settings import flag_roots
-    from skillrt.runtime import SkillRuntime
-    from skillrt.serialize import to_jsonable
-
-    config = _config(opts, project)
-    roots = flag_roots(opts.roots, Path(project))
-    with SkillRuntime(config, roots=roots, env=dict(os.environ)) as runtime:
-        ctx = runtime.turn_context(prompt, history=history, surface="hook", budget=opts.budget)
-        data: dict[str, Any] = to_jsonable(ctx)
-    return data
 
 
 def _log(state_dir: str | None, message: str) -> None:
@@ -238,3 +377,18 @@ def _log(state_dir: str | None, message: str) -> None:
         sys.stderr.write(f"skillrt hook: {line}")
     except OSError:
         pass
+
+
+def _log_handler(state_dir: str | None) -> Any:
+    """A ``logging`` handler writing warnings to the hook's log (``logging`` is imported
+    only on the in-process path)."""
+    import logging
+
+    class Handler(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            try:
+                _log(state_dir, f"{record.levelname.lower()}: {record.getMessage()}")
+            except Exception:  # logging must never break the hook
+                pass
+
+    return Handler(logging.WARNING)

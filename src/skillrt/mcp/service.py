@@ -185,7 +185,7 @@ class SkillService:
         )
         return [r.path for r in roots]
 
-    def fingerprint(self) -> str:
+    def fingerprint(self) -> str | None:
         return roots_fingerprint(self._roots(), self.runtime.config.discovery, self.runtime.store)
 
     def start(self, *, warm: bool = False) -> Publication:
@@ -240,8 +240,8 @@ class SkillService:
         Cheap when nothing changed (stats only). Returns None when nothing did.
         """
         fp = self.fingerprint()
-        if fp == self._fingerprint:
-            return None
+        if fp is None or fp == self._fingerprint:
+            return None  # None: the enable state cannot be read now; keep what is loaded
         return self.reload(fp)
 
     def reload(self, fingerprint: str | None = None) -> Changes:

@@ -25,8 +25,10 @@ def roots_fingerprint(
     roots: Sequence[Path],
     discovery: DiscoveryConfig,
     store: Store | None = None,
-) -> str:
-    """A hex digest that changes whenever the skills under ``roots`` may have changed."""
+) -> str | None:
+    """A hex digest that changes whenever the skills under ``roots`` may have changed;
+    None while ``store``'s enable state cannot be read (a reload then would show every
+    skill as enabled: better to keep serving what was loaded)."""
     h = hashlib.blake2b(digest_size=16)
     skip = set(discovery.skip_dirs)
     for root in roots:
@@ -39,7 +41,10 @@ def roots_fingerprint(
         h.update(f"{st.st_mtime_ns}".encode())
         _walk(root, h, skip, discovery.max_depth + 2, discovery.max_dirs_per_root * 4)
     if store is not None:
-        h.update(b"\x00state\x00" + _state_token(store).encode())
+        token = _state_token(store)
+        if token is None:
+            return None
+        h.update(b"\x00state\x00" + token.encode())
     return h.hexdigest()
 
 
@@ -73,8 +78,9 @@ def _walk(root: Path, h: Any, skip: set[str], max_depth: int, max_dirs: int) -> 
                 stack.append((entry.path, depth + 1))
 
 
-def _state_token(store: Store) -> str:
-    """Enable state, as one short string (changes when any skill is enabled/disabled)."""
+def _state_token(store: Store) -> str | None:
+    """Enable state, as one short string (changes when any skill is enabled/disabled);
+    None when it cannot be read."""
     try:
         row = (
             store.connection()
@@ -85,5 +91,5 @@ def _state_token(store: Store) -> str:
             .fetchone()
         )
     except StoreError:
-        return "unavailable"
+        return None
     return f"{row[0]}:{row[1]}:{row[2]}"

@@ -28,5 +28,6 @@ def open_store(config: RuntimeConfig, *, persist: bool = True) -> Store:
             cache_path=config.cache_db,
             pool_size=state.pool_size,
             retry_s=state.retry_s,
+            connect_timeout_s=state.connect_timeout_s,
         )
     return open_location(config.state_db)

@@ -14,9 +14,11 @@ gives a :class:`~skillrt.store.postgres.PostgresStore`, anything else a SQLite f
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
@@ -30,17 +32,73 @@ __all__ = [
     "Dialect",
     "Store",
     "backend",
+    "check_location",
     "is_postgres_url",
     "open_location",
+    "patience",
+    "patience_deadline",
+    "url_scheme",
 ]
 
 MEMORY = ":memory:"
 _PG_SCHEMES = ("postgresql://", "postgres://")
 
 
+#: The latest moment store calls of this context may wait for a server (None: no bound).
+_PATIENCE: ContextVar[float | None] = ContextVar("skillrt_store_patience", default=None)
+
+
+@contextmanager
+def patience(seconds: float | None) -> Iterator[None]:
+    """Store calls made inside wait at most ``seconds`` (from now) for a server that is
+    slow to answer or cannot be reached, then raise ``StoreUnavailable``, whatever the
+    store's own ``retry_s`` and connect timeout say. Nests (the tighter bound wins); a
+    thread started inside does not inherit it. None: no bound."""
+    if seconds is None:
+        yield
+        return
+    deadline = time.monotonic() + max(0.0, seconds)
+    current = _PATIENCE.get()
+    token = _PATIENCE.set(deadline if current is None else min(current, deadline))
+    try:
+        yield
+    finally:
+        _PATIENCE.reset(token)
+
+
+def patience_deadline() -> float | None:
+    """The bound :func:`patience` set for this context (a ``time.monotonic()``), or None."""
+    return _PATIENCE.get()
+
+
 def is_postgres_url(location: object) -> bool:
     """Whether ``location`` names a PostgreSQL database rather than a SQLite file."""
     return isinstance(location, str) and location.lower().startswith(_PG_SCHEMES)
+
+
+def url_scheme(location: object) -> str | None:
+    """The scheme of a location written as a URL (``mysql`` for ``mysql://x/y``), or
+    None for a path. Only ``postgresql://`` (and ``postgres://``) URLs name a store."""
+    if not isinstance(location, str):
+        return None
+    scheme, sep, _ = location.partition("://")
+    if sep and scheme and scheme[0].isalpha() and all(c.isalnum() or c in "+.-" for c in scheme):
+        return scheme
+    return None
+
+
+def check_location(location: Path | str) -> None:
+    """Refuse a URL that names no store skillrt has (a folder named ``mysql:`` is never
+    what was meant): ``StoreMisconfigured``."""
+    scheme = url_scheme(location)
+    if scheme is not None and not is_postgres_url(location):
+        from skillrt.errors import StoreMisconfigured
+
+        raise StoreMisconfigured(
+            f"unknown state store URL scheme {scheme!r}: use postgresql://... for a "
+            "shared store, or a folder for SQLite",
+            retryable=False,
+        )
 
 
 @dataclass(frozen=True)
@@ -89,7 +147,9 @@ class Connection(ABC):
 
 
 def backend(location: Path | str) -> type[Store]:
-    """The store class for ``location``: PostgreSQL for a URL, else SQLite."""
+    """The store class for ``location``: PostgreSQL for a URL, else SQLite (another
+    URL is refused: ``StoreMisconfigured``)."""
+    check_location(location)
     if is_postgres_url(location):
         from skillrt.store.postgres import PostgresStore
 

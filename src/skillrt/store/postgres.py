@@ -1,14 +1,24 @@
-"""The shared store: PostgreSQL through psycopg 3 and its connection pool.
+"""The shared store: PostgreSQL through psycopg 3, a few pooled connections per handle.
 
 Many processes on many hosts use one database. Each transaction runs on a pooled
 connection between an explicit ``BEGIN`` and ``COMMIT``; rows a transaction will update
 are locked with ``SELECT ... FOR UPDATE`` (the dialect's ``for_update``), counters are
 bumped in place (``SET n = n + 1``), so concurrent writers never lose an update.
 
-A server restart or a dropped connection is survived: a connection that fails before
-its transaction did anything is replaced and the transaction begins again, for up to
+Connections are opened in the caller's thread (:mod:`skillrt.store.pgpool`), each
+within ``connect_timeout_s``, so a failure reaches the caller at once with the server's
+own words: a configuration the server refuses (no such database or role, failed
+authentication, a bad URL or option) is :class:`~skillrt.errors.StoreMisconfigured`,
+never retried; a server that cannot be reached is
+:class:`~skillrt.errors.StoreUnavailable`.
+
+A handle that has never reached its server gives up after one attempt (a command run
+while the server is down fails within the connect timeout, and later calls of the
+same handle fail at once for ``connect_timeout_s``). Once it has reached it, a server
+restart or a dropped connection is survived: a connection that fails before its
+transaction did anything is replaced and the transaction begins again, for up to
 ``retry_s``; one that fails inside a transaction rolls it back (the server does) and
-raises :class:`~skillrt.errors.StoreUnavailable`, so the caller decides.
+raises ``StoreUnavailable``, so the caller decides.
 
 The driver is optional (``pip install skillrt[postgres]``) and imported on first use.
 """
@@ -26,12 +36,21 @@ from urllib.parse import urlsplit, urlunsplit
 
 from skillrt.errors import (
     StoreConflict,
-    StoreDriverMissing,
     StoreError,
+    StoreMisconfigured,
     StoreSchemaTooNew,
     StoreUnavailable,
 )
-from skillrt.store.base import MEMORY, POSTGRESQL, Connection, Cursor, Dialect, Store
+from skillrt.store.base import (
+    MEMORY,
+    POSTGRESQL,
+    Connection,
+    Cursor,
+    Dialect,
+    Store,
+    patience_deadline,
+)
+from skillrt.store.pgpool import ConnectionPool, driver
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 
 if TYPE_CHECKING:
@@ -41,7 +60,7 @@ __all__ = ["PostgresStore", "mask_url"]
 
 DEFAULT_POOL_SIZE = 4
 DEFAULT_RETRY_S = 30.0
-DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_CONNECT_TIMEOUT_S = 3.0
 #: pg_advisory_xact_lock key held while migrating (crc32 of "skillrt-migrate").
 _MIGRATE_LOCK = 0x5C1E7A11
 _READS = ("SELECT", "WITH", "SHOW", "VALUES")
@@ -117,7 +136,7 @@ class _Result:
 
 
 def _translate(exc: Exception, location: str) -> StoreError:
-    import psycopg
+    psycopg = driver()
 
     if isinstance(exc, psycopg.IntegrityError):
         return StoreConflict(f"{exc} (state store {location})", url=location)
@@ -139,8 +158,7 @@ class PgConnection(Connection):
         self._location = location
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        import psycopg
-
+        psycopg = driver()
         try:
             cursor: Cursor = (
                 self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
@@ -150,8 +168,7 @@ class PgConnection(Connection):
         return cursor
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        import psycopg
-
+        psycopg = driver()
         try:
             with self.raw.cursor() as cur:
                 cur.executemany(_pg_sql(sql), list(rows))
@@ -168,8 +185,7 @@ class _AutoConnection(Connection):
         self._store = store
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        import psycopg
-
+        psycopg = driver()
         retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
         store = self._store
         deadline = time.monotonic() + store.retry_s
@@ -202,8 +218,10 @@ class PostgresStore(Store):
             (:attr:`local`); None keeps them in memory.
         pool_size: Most connections this handle opens at once.
         busy_timeout_ms: How long a statement waits for a row lock (``lock_timeout``).
-        retry_s: How long a transaction keeps trying to reach the server before it
-            raises ``StoreUnavailable``.
+        retry_s: How long a transaction keeps trying to reach a server this handle
+            reached before (a restart) until it raises ``StoreUnavailable``.
+        connect_timeout_s: Longest one connection attempt waits for the server to
+            answer (libpq counts whole seconds, at least 2).
     """
 
     dialect: ClassVar[Dialect] = POSTGRESQL
@@ -230,8 +248,11 @@ class PostgresStore(Store):
         self.read_only = read_only
         self.retry_s = retry_s
         self.connect_timeout_s = connect_timeout_s
-        self._pool: Any = None
+        self._pool: ConnectionPool | None = None
         self._lock = threading.Lock()
+        #: Whether this handle (or the one it was reopened from) ever reached the server.
+        self._reached = False
+        self._unreached_error: tuple[float, StoreUnavailable] | None = None
         self._migrated = False
         self._local_store: SqliteStore | None = None
 
@@ -250,74 +271,78 @@ class PostgresStore(Store):
         return self._local_store
 
     # -- connections -----------------------------------------------------------------
-    def _get_pool(self) -> Any:
+    def _get_pool(self) -> ConnectionPool:
         if self._pool is not None:
             return self._pool
         with self._lock:
             if self._pool is None:
                 try:
-                    import psycopg  # noqa: F401
-                    from psycopg_pool import ConnectionPool
-                except ImportError as exc:
-                    raise StoreDriverMissing(
-                        "a PostgreSQL state store needs the psycopg driver: "
-                        "pip install 'skillrt[postgres]'",
-                        url=self.location,
-                        missing=exc.name,
-                    ) from exc
-                pool = ConnectionPool(
+                    driver()  # first: it says when the driver is missing
+                except StoreError as exc:
+                    raise exc.fill(url=self.location) from exc.__cause__
+                self._pool = ConnectionPool(
                     self.url,
-                    min_size=1,
-                    max_size=self.pool_size,
-                    kwargs={
+                    size=self.pool_size,
+                    connect_timeout_s=self.connect_timeout_s,
+                    location=self.location,
+                    configure=self._configure,
+                    options={
                         "autocommit": True,
                         "row_factory": _row_factory,
-                        "connect_timeout": max(1, int(self.connect_timeout_s)),
                         "application_name": "skillrt",
                     },
-                    configure=self._configure,
-                    open=False,
-                    timeout=self.connect_timeout_s,
-                    # Give a failing reconnection up soon: the next request starts a
-                    # fresh one, so a server that is back is found within seconds.
-                    reconnect_timeout=self.connect_timeout_s,
-                    name="skillrt-state",
                 )
-                pool.open(wait=False)
-                self._pool = pool
         return self._pool
 
     def _configure(self, conn: Any) -> None:
-        conn.execute(f"SET lock_timeout = {int(self.busy_timeout_ms)}")
+        settings = [f"SET lock_timeout = {int(self.busy_timeout_ms)}"]
         if self.schema:
-            conn.execute(f"SET search_path TO {_ident(self.schema)}")
+            settings.append(f"SET search_path TO {_ident(self.schema)}")
         if self.read_only:
-            conn.execute("SET default_transaction_read_only = on")
+            settings.append("SET default_transaction_read_only = on")
+        conn.execute("; ".join(settings))  # one round trip
+
+    def _connect(self, deadline: float, patient: bool) -> Any:
+        """A connection from the pool: at once the last failure while a handle that
+        never reached its server is within ``connect_timeout_s`` of it."""
+        failed = self._unreached_error
+        if failed is not None and time.monotonic() < failed[0] + self.connect_timeout_s:
+            raise failed[1]
+        try:
+            conn = self._get_pool().get(deadline, patient=patient)
+        except StoreUnavailable as exc:
+            if not self._reached:
+                self._unreached_error = (time.monotonic(), exc)
+            raise
+        self._reached = True
+        self._unreached_error = None
+        return conn
 
     def _acquire(self, deadline: float, prepare: Callable[[Any], None] | None = None) -> Any:
         """A pooled connection, migrated, on which ``prepare`` succeeded.
 
-        While the server cannot be reached (no new connection within the pool's timeout,
-        or a pooled one found broken), tries again until ``deadline``; nothing has been
-        done on the server then, so trying again is safe.
+        A configuration the server refuses fails at once. A server that cannot be
+        reached fails at once too, unless this handle has reached it before (a restart,
+        a dropped connection): then it tries again until ``deadline`` (nothing has been
+        done on the server yet, so trying again is safe). Within
+        :func:`~skillrt.store.base.patience`, ``deadline`` is at most its bound.
         """
-        pool = self._get_pool()  # first: it says when the driver is missing
-        import psycopg
-        from psycopg_pool import PoolTimeout
-
+        pool = self._get_pool()
+        psycopg = driver()
+        bound = patience_deadline()
+        if bound is not None:
+            deadline = min(deadline, bound)
         delay = 0.05
         while True:
             try:
-                conn = pool.getconn(
-                    timeout=max(0.1, min(self.connect_timeout_s, deadline - time.monotonic()))
-                )
-            except PoolTimeout as exc:
-                if time.monotonic() >= deadline:
-                    raise StoreUnavailable(
-                        f"cannot reach the state store {self.location}",
-                        url=self.location,
-                        retryable=True,
-                    ) from exc
+                conn = self._connect(deadline, bound is not None)
+            except StoreMisconfigured:
+                raise
+            except StoreUnavailable:
+                if not self._reached or time.monotonic() + delay >= deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(1.0, delay * 2)
                 continue
             try:
                 if not self._migrated:
@@ -326,15 +351,15 @@ class PostgresStore(Store):
                     prepare(conn)
                 return conn
             except StoreUnavailable:
-                pool.putconn(conn)
+                pool.put(conn)
                 if time.monotonic() >= deadline:
                     raise
             except psycopg.OperationalError as exc:
-                pool.putconn(conn)  # broken: the pool discards it and connects anew
+                pool.put(conn)  # broken: the pool closes it and the next get connects anew
                 if not conn.broken or time.monotonic() >= deadline:
                     raise _translate(exc, self.location) from exc
             except BaseException:
-                pool.putconn(conn)
+                pool.put(conn)
                 raise
             time.sleep(delay)
             delay = min(1.0, delay * 2)
@@ -343,11 +368,12 @@ class PostgresStore(Store):
     def _borrow(self, retry_s: float | None = None) -> Iterator[Any]:
         """A pooled connection for a few statements, back to the pool afterwards."""
         deadline = time.monotonic() + (self.retry_s if retry_s is None else retry_s)
+        pool = self._get_pool()
         conn = self._acquire(deadline)
         try:
             yield conn
         finally:
-            self._get_pool().putconn(conn)
+            pool.put(conn)
 
     def connection(self) -> Connection:
         return _AutoConnection(self)
@@ -362,14 +388,15 @@ class PostgresStore(Store):
             # One round trip: the statements go as one simple query.
             conn.execute("BEGIN; SET LOCAL synchronous_commit TO off" if sync is False else "BEGIN")
 
+        pool = self._get_pool()
         raw = self._acquire(time.monotonic() + self.retry_s, begin)
         try:
             yield from self._run(raw)
         finally:
-            self._get_pool().putconn(raw)
+            pool.put(raw)
 
     def _run(self, raw: Any) -> Iterator[Connection]:
-        import psycopg
+        psycopg = driver()
 
         try:
             yield PgConnection(raw, self.location)
@@ -387,7 +414,7 @@ class PostgresStore(Store):
 
     # -- schema ----------------------------------------------------------------------
     def _migrate(self, conn: Any) -> None:
-        import psycopg
+        psycopg = driver()
 
         try:
             current = self._read_version(conn)
@@ -454,7 +481,7 @@ class PostgresStore(Store):
     def reopen(
         self, *, busy_timeout_ms: int | None = None, read_only: bool | None = None
     ) -> PostgresStore:
-        return PostgresStore(
+        other = PostgresStore(
             self.url,
             schema=self.schema,
             cache_path=None,
@@ -464,6 +491,8 @@ class PostgresStore(Store):
             retry_s=self.retry_s,
             connect_timeout_s=self.connect_timeout_s,
         )
+        other._reached = self._reached  # the server was there: a failure now is a restart
+        return other
 
     def close(self) -> None:
         with self._lock:

@@ -164,6 +164,11 @@ def record_route(
         write_route_events(store, [(event, candidates)], update_stats=update_stats)
     except (StoreError, OSError) as exc:
         _warn(f"route {result.route_id} was not recorded: {exc}")
+        from skillrt.telemetry.outbox import outbox_for
+
+        outbox = outbox_for(store)
+        if outbox is not None:  # counted, so `skillrt stats` can say so
+            outbox.count_lost(1, f"not recorded: {exc}")
         return None
     return event
 

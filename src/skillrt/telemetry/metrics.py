@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from skillrt.telemetry.feedback import Feedback
 
@@ -143,6 +144,9 @@ class StatsReport:
     skills: tuple[SkillMetrics, ...]
     by_config: dict[str, Metrics] = field(default_factory=dict)
     triggers: tuple[TriggerStat, ...] | None = None
+    #: Route events of this machine not in the store: ``pending`` (kept in the outbox
+    #: until a writer reaches the store), ``lost`` (counted) and the ``outbox`` folder.
+    unrecorded: dict[str, Any] | None = None
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -48,10 +48,18 @@ def record_result(
     return replace(result, events=(data,))
 
 
+#: Default of ``state.route_wait_s``: longest a route waits on the state store.
+DEFAULT_STORE_WAIT_S = 0.3
+
+
 class RecordingRouter:
     """Routes through the current router and records each route's T1 event: in the
     request on a local store, through a background :class:`RouteEventWriter` on a store
     written over the network (the route never waits on it).
+
+    A route waits on the state store (for per-skill stats) at most ``store_wait_s``
+    (:func:`~skillrt.store.base.patience`): past it, the route goes on with the stats
+    last read (or none), so a store outage never holds a route.
 
     The facade's ``route`` and the dispatch service's planning both route through one
     of these, so a route is recorded the same way whoever asked for it.
@@ -64,11 +72,13 @@ class RecordingRouter:
         telemetry: TelemetryConfig,
         *,
         record_query_text: bool = False,
+        store_wait_s: float | None = DEFAULT_STORE_WAIT_S,
     ) -> None:
         self._router = router
         self.store = store
         self.telemetry = telemetry
         self.record_query_text = record_query_text
+        self.store_wait_s = store_wait_s
         self._events: RouteEventWriter | None = None
 
     def route(
@@ -84,20 +94,22 @@ class RecordingRouter:
     ) -> RouteResult:
         """Route one query and record its event (``record``: default
         ``telemetry.enabled``; False leaves recording to the caller)."""
+        from skillrt.store.base import patience
         from skillrt.telemetry.otel import span
 
         surface = surface or "library"
         attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
         with span("skillrt.route", attrs, enabled=self.telemetry.otel) as sp:
-            router = self._router()
-            result = router.route(
-                query,
-                history=history,
-                top_k=top_k,
-                candidates=candidates,
-                explain=explain,
-                surface=surface,
-            )
+            router = self._router()  # built first: the wait below is the route's alone
+            with patience(self.store_wait_s if self.store.background_writes else None):
+                result = router.route(
+                    query,
+                    history=history,
+                    top_k=top_k,
+                    candidates=candidates,
+                    explain=explain,
+                    surface=surface,
+                )
             if self.telemetry.enabled if record is None else record:
                 writer = self._writer()
                 if writer is not None:  # a shared store: off the request path
@@ -131,10 +143,14 @@ class RecordingRouter:
         """Wait until queued route events are written (True when none is left)."""
         return self._events.flush(timeout_s) if self._events is not None else True
 
-    def close(self) -> None:
-        """Write the queued route events and stop the writer."""
+    def close(self, timeout_s: float | None = None) -> None:
+        """Write the queued route events (waiting at most ``timeout_s``; default the
+        writer's; what is left goes to the outbox) and stop the writer."""
         if self._events is not None:
-            self._events.close()
+            if timeout_s is None:
+                self._events.close()
+            else:
+                self._events.close(timeout_s=timeout_s)
             self._events = None
 
 

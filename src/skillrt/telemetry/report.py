@@ -25,6 +25,7 @@ from skillrt.telemetry.metrics import (
     skill_metrics,
     trigger_stats,
 )
+from skillrt.telemetry.outbox import outbox_for
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d|w)\s*$", re.IGNORECASE)
 _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -203,7 +204,9 @@ def build_report(
     phrases_of = trigger_matcher(registry) if triggers and registry is not None else None
     routes = list(iter_routes(store, since, with_triggers=triggers, phrases_of=phrases_of))
     feedback = load_feedback(store)
+    outbox = outbox_for(store)
     return StatsReport(
+        unrecorded=outbox.summary() if outbox is not None else None,
         since=since,
         overall=compute_metrics(routes, feedback),
         skills=tuple(skill_metrics(routes, feedback)),

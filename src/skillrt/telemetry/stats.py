@@ -13,7 +13,7 @@ import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from skillrt.errors import StoreError
+from skillrt.errors import StoreError, StoreUnavailable
 from skillrt.skills.model import Skill
 from skillrt.store.base import Connection, Store
 
@@ -159,6 +159,9 @@ def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: f
 #: reusing them spares each route a round trip to the server. An embedded store is
 #: read fresh every time.
 SHARED_STATS_MAX_AGE_S = 1.0
+#: Seconds a shared store that could not be read is not asked again for stats: routes
+#: meanwhile use the stats last read (or none) without waiting on it.
+SHARED_STATS_BACKOFF_S = 5.0
 
 
 class _StatsCache:
@@ -167,6 +170,9 @@ class _StatsCache:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.rows: dict[str, tuple[SkillStats | None, float]] = {}
+        #: ``time.monotonic()`` before which the store is not asked again, and why.
+        self.quiet_until = 0.0
+        self.error: StoreUnavailable | None = None
 
 
 _caches: weakref.WeakKeyDictionary[Store, _StatsCache] = weakref.WeakKeyDictionary()
@@ -176,7 +182,10 @@ def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, S
     """Stats by qualified name (all skills, or only ``names``); unseen skills are absent.
 
     All skills are always read fresh. Named skills of a store written in the background
-    (PostgreSQL) may be up to :data:`SHARED_STATS_MAX_AGE_S` old.
+    (PostgreSQL) may be up to :data:`SHARED_STATS_MAX_AGE_S` old; when such a store
+    cannot be read (``StoreUnavailable``), the stats last read are returned instead
+    (the error is raised only when none were ever read) and the store is left alone for
+    :data:`SHARED_STATS_BACKOFF_S`.
     """
     if names is None or not store.background_writes:
         return _read(store, names)
@@ -186,18 +195,33 @@ def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, S
         cache = _caches.setdefault(store, _StatsCache())
     now = time.monotonic()
     with cache.lock:
+        quiet = now < cache.quiet_until
         stale = [
             n
             for n in wanted
             if n not in cache.rows or now - cache.rows[n][1] > SHARED_STATS_MAX_AGE_S
         ]
+        known = any(n in cache.rows for n in wanted)
+    if stale and quiet:  # the store was just found unreachable: use what is known
+        if not known and cache.error is not None:
+            raise cache.error
+        stale = []
     if stale:
-        fresh = _read(store, stale)
-        with cache.lock:
-            for n in stale:
-                cache.rows[n] = (fresh.get(n), now)
+        try:
+            fresh = _read(store, stale)
+        except StoreUnavailable as exc:
+            with cache.lock:
+                cache.quiet_until = time.monotonic() + SHARED_STATS_BACKOFF_S
+                cache.error = exc
+                known = any(n in cache.rows for n in wanted)
+            if not known:
+                raise
+        else:
+            with cache.lock:
+                for n in stale:
+                    cache.rows[n] = (fresh.get(n), now)
     with cache.lock:
-        return {n: st for n in wanted if (st := cache.rows[n][0]) is not None}
+        return {n: st for n in wanted if n in cache.rows and (st := cache.rows[n][0]) is not None}
 
 
 def _read(store: Store, names: Iterable[str] | None) -> dict[str, SkillStats]:

@@ -1,21 +1,24 @@
 """Write route events off the request path: a route never waits on the state store.
 
-Long-lived servers (the MCP server), and every runtime on a shared store, route with
-recording off and hand each result to a :class:`RouteEventWriter`. The route thread
-only appends to a bounded queue; one writer thread writes the queue in batches (one
-transaction each, up to ``batch_size`` events) through its own store handle, whose
+Long-lived servers (the MCP server, the daemon), and every runtime on a shared store,
+route with recording off and hand each result to a :class:`RouteEventWriter`. The route
+thread only appends to a bounded queue; one writer thread writes the queue in batches
+(one transaction each, up to ``batch_size`` events) through its own store handle, whose
 lock wait is ``telemetry.write_timeout_ms``. So:
 
 - a store that is locked, restarting or unreachable delays events, never a route: the
-  writer warns once, keeps the events and retries until it is back (or the queue
-  overflows, when the oldest events are dropped with a warning);
+  writer warns once, keeps the events and retries; events it has held for
+  ``give_up_s``, or that overflow the queue, go to this machine's outbox
+  (:mod:`skillrt.telemetry.outbox`), and so do the events still queued when the writer
+  is closed (after a flush bounded by ``close(timeout_s)``, skipped while the store is
+  known to be unreachable). A writer that reaches the store writes the outbox's events
+  (at start, when the store comes back, and every ``DRAIN_INTERVAL_S`` while some wait);
 - a read-only or broken store (an error that retrying cannot cure) costs the events
-  at once (with a warning), never a route;
-- writes are idempotent (a batch retried after an unanswered commit adds nothing
-  twice), and serialized by the one writer thread, so no event or count is lost.
+  at once (with a warning, counted as lost in the outbox), never a route;
+- writes are idempotent (a batch retried after an unanswered commit, or written from
+  the outbox as well, adds nothing twice), and serialized by the one writer thread.
 
-:meth:`close` flushes what is queued (bounded by a deadline); a writer that was never
-closed flushes when the interpreter exits normally.
+A writer that was never closed is closed when the interpreter exits normally.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from skillrt.errors import StoreError, StoreUnavailable
 from skillrt.store.base import MEMORY, Store, open_location
+from skillrt.telemetry.outbox import Outbox, outbox_for
 
 if TYPE_CHECKING:
     from skillrt.routing.plan import RouteResult
@@ -40,12 +44,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("skillrt.telemetry")
 
-#: Events kept while the store is unavailable; beyond this the oldest are dropped.
+#: Events kept in memory while the store is unavailable; beyond this the oldest go to
+#: the outbox.
 DEFAULT_MAX_QUEUE = 10_000
-#: Give up on an event after this long failing (a read-only store never recovers).
+#: Seconds an event may wait in memory for an unavailable store before it goes to the
+#: outbox (a read-only or broken store drops it at once).
 DEFAULT_GIVE_UP_S = 30.0
 #: Events per transaction.
 DEFAULT_BATCH = 256
+#: Seconds :meth:`RouteEventWriter.close` waits for queued events by default.
+DEFAULT_CLOSE_S = 2.0
+#: Seconds between attempts to write the outbox while events wait in it.
+DRAIN_INTERVAL_S = 30.0
 
 Batch = Sequence[tuple["RouteEvent", Sequence[str]]]
 #: ``write(store, [(event, candidate names), ...]) -> events written``; raises on failure.
@@ -76,6 +86,8 @@ class RouteEventWriter:
         read_only: The store was opened read-only: every event is dropped (with a warning).
         batch_size: Most events written in one transaction.
         linger_s: How long a batch that is not full waits for more events.
+        outbox: Where events that cannot be written in time are kept; default the
+            outbox of ``store``'s state folder (None when it has none).
         write: Writes one batch (tests inject failures here).
     """
 
@@ -90,11 +102,13 @@ class RouteEventWriter:
         read_only: bool = False,
         batch_size: int = DEFAULT_BATCH,
         linger_s: float = DEFAULT_LINGER_S,
+        outbox: Outbox | None = None,
         write: BatchWriter | None = None,
     ) -> None:
         if isinstance(store, Store):
             if store.is_memory:
                 raise ValueError("RouteEventWriter needs a file or server store")
+            self.outbox = outbox or outbox_for(store)
             self._store = store.reopen(busy_timeout_ms=write_timeout_ms, read_only=read_only)
         else:
             if str(store) == MEMORY:
@@ -102,6 +116,7 @@ class RouteEventWriter:
             self._store = open_location(
                 store, busy_timeout_ms=write_timeout_ms, read_only=read_only
             )
+            self.outbox = outbox or outbox_for(self._store)
         self.location = self._store.location
         self.write_timeout_ms = write_timeout_ms
         self.record_query_text = record_query_text
@@ -113,23 +128,29 @@ class RouteEventWriter:
         self._write_batch = write
         self._flushing = 0
         self._queue: deque[_Pending] = deque()
-        self._inflight = 0
+        self._inflight: list[_Pending] = []
+        #: Events to move to the outbox (overflow), by the writer thread.
+        self._overflow: list[_Pending] = []
         self._cond = threading.Condition()
         self._closed = False
         self._failing = False
         self._overflowing = False
         self._warned_drop = False
+        self._drain_at = 0.0  # time.monotonic() of the next outbox drain (0: at start)
         self.written = 0
+        #: Events lost for good (a store that refuses them; no outbox to keep them).
         self.dropped = 0
+        #: Events moved to the outbox (written later, by this or another writer).
+        self.spilled = 0
         self._thread = threading.Thread(target=self._run, name="skillrt-telemetry", daemon=True)
         self._thread.start()
-        # A writer nobody closed still flushes when the interpreter exits normally.
+        # A writer nobody closed still closes when the interpreter exits normally.
         ref = weakref.ref(self)
 
         def at_exit() -> None:
             writer = ref()
             if writer is not None:
-                writer.close(timeout_s=5.0)
+                writer.close()
 
         self._atexit = at_exit
         atexit.register(at_exit)
@@ -161,10 +182,9 @@ class RouteEventWriter:
             if self._closed:
                 return False
             if len(self._queue) >= self.max_queue:
-                self._queue.popleft()
-                self.dropped += 1
+                self._overflow.append(self._queue.popleft())  # to the outbox, off this thread
                 if not self._overflowing:  # once per episode, not once per route
-                    log.warning("telemetry queue full: dropping the oldest route events")
+                    log.warning("telemetry queue full: the oldest route events go to the outbox")
                     self._overflowing = True
             self._queue.append(_Pending(event, list(candidates)))
             self._cond.notify()
@@ -174,18 +194,19 @@ class RouteEventWriter:
     def pending(self) -> int:
         """Events queued or being written."""
         with self._cond:
-            return len(self._queue) + self._inflight
+            return len(self._queue) + len(self._inflight) + len(self._overflow)
 
-    def flush(self, timeout_s: float = 10.0) -> bool:
-        """Wait until every queued event is written or dropped (True), or ``timeout_s``
-        passes (False)."""
+    def flush(self, timeout_s: float = 10.0, *, while_reachable: bool = False) -> bool:
+        """Wait until every queued event is written, kept in the outbox or dropped
+        (True), or ``timeout_s`` passes (False); ``while_reachable``: stop waiting (False)
+        as soon as a write finds the store unreachable."""
         deadline = time.monotonic() + timeout_s
         with self._cond:
             self._flushing += 1  # no lingering while someone waits
             try:
-                while self._queue or self._inflight:
+                while self._queue or self._inflight or self._overflow:
                     left = deadline - time.monotonic()
-                    if left <= 0:
+                    if left <= 0 or (while_reachable and self._failing):
                         return False
                     self._cond.notify_all()
                     self._cond.wait(min(left, 0.05))
@@ -193,48 +214,106 @@ class RouteEventWriter:
                 self._flushing -= 1
         return True
 
-    def close(self, timeout_s: float = 10.0) -> None:
-        """Flush (bounded by ``timeout_s``), then stop the writer thread."""
+    def close(self, timeout_s: float = DEFAULT_CLOSE_S) -> None:
+        """Flush (bounded by ``timeout_s``; not at all while the store is known to be
+        unreachable), keep what is left in the outbox, then stop the writer thread."""
         atexit.unregister(self._atexit)
         with self._cond:
             if self._closed:
                 return
-        if not self.flush(timeout_s) and self.pending:
-            log.warning("telemetry: %d route event(s) not written at shutdown", self.pending)
+        self.flush(timeout_s, while_reachable=True)
         with self._cond:
             self._closed = True
+            # Events being written are kept too: if that write succeeds after all, the
+            # outbox's copy adds nothing (writes are idempotent).
+            left = [*self._overflow, *self._queue, *self._inflight]
+            self._queue.clear()
+            self._overflow = []
             self._cond.notify_all()
-        self._thread.join(timeout=max(1.0, timeout_s))
-        self._store.close()
+        if left:
+            self._keep(left, "the process ended before the state store took them")
+        self._thread.join(timeout=0.5 if left else max(1.0, timeout_s))
+        if not self._thread.is_alive():
+            self._store.close()  # else the thread still uses it; the process ends anyway
 
     # -- writer thread ------------------------------------------------------------------
-    def _write(self, batch: list[_Pending]) -> None:
+    def _write(self, batch: Sequence[_Pending] | Batch) -> None:
         from skillrt.telemetry.events import write_route_events
 
         write = self._write_batch or write_route_events
-        write(self._store, [(p.event, p.candidates) for p in batch])
+        items = [(p.event, p.candidates) if isinstance(p, _Pending) else p for p in batch]
+        write(self._store, items)
+
+    def _keep(self, items: list[_Pending], why: str) -> None:
+        """Move ``items`` to the outbox (or count them lost when there is none)."""
+        pairs = [(p.event, p.candidates) for p in items]
+        kept = self.outbox.spill(pairs, reason=why) if self.outbox is not None else 0
+        with self._cond:
+            self.spilled += kept
+            self.dropped += len(items) - kept
+        if kept:
+            log.warning("telemetry: %d route event(s) kept in %s (%s); they are written "
+                        "when a skillrt process on this machine reaches the state store",
+                        kept, self.outbox.folder if self.outbox else "", why)  # fmt: skip
+        if len(items) > kept:
+            log.warning("telemetry: %d route event(s) lost (%s)", len(items) - kept, why)
+
+    def _drain(self) -> None:
+        """Write the outbox's events (at start, when the store is back, now and then)."""
+        if self.outbox is None:
+            return
+        try:
+            if not self.outbox.files():
+                self._drain_at = float("inf")  # until something is spilled again
+                return
+            n = self.outbox.drain(self._write, batch_size=self.batch_size)
+        except StoreUnavailable:
+            self._drain_at = time.monotonic() + DRAIN_INTERVAL_S
+            return
+        except Exception as exc:  # a broken outbox must not stop the writer
+            log.warning("telemetry: cannot write the outbox %s: %s", self.outbox.folder, exc)
+            self._drain_at = time.monotonic() + DRAIN_INTERVAL_S
+            return
+        self._drain_at = float("inf")
+        if n:
+            log.info("telemetry: %d route event(s) from the outbox written", n)
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while not self._queue and not self._closed:
-                    self._cond.wait()
-                if not self._queue and self._closed:
-                    return
-                if len(self._queue) < self.batch_size and not (self._closed or self._flushing):
+                overflow, self._overflow = self._overflow, []
+            if overflow:
+                self._keep(overflow, "the queue was full while the state store was unavailable")
+            if time.monotonic() >= self._drain_at and not self._closed:
+                self._drain()
+            with self._cond:
+                while not self._queue and not self._closed and not self._overflow:
+                    wait = self._drain_at - time.monotonic()
+                    if wait <= 0:
+                        break
+                    self._cond.wait(None if wait == float("inf") else wait)
+                if self._closed:
+                    return  # what was left went to the outbox in close()
+                if not self._queue:
+                    continue
+                if len(self._queue) < self.batch_size and not self._flushing:
                     self._cond.wait(self.linger_s)  # let a batch gather
                 n = min(self.batch_size, len(self._queue))
-                if n == 0:
+                if n == 0 or self._closed:
                     continue
                 batch = [self._queue.popleft() for _ in range(n)]
-                self._inflight = n
+                self._inflight = batch
             now = time.monotonic()
             for item in batch:
                 if not item.first_try:
                     item.first_try = now
             failed, error = self._write_batch_or_each(batch)
+            recovered = False
+            give_up: list[_Pending] = []
             with self._cond:
-                self._inflight = 0
+                if self._closed:
+                    return  # close() kept this batch in the outbox
+                self._inflight = []
                 self.written += n - len(failed)
                 if error is None:
                     self._warned_drop = False
@@ -243,9 +322,14 @@ class RouteEventWriter:
                     if self._failing:
                         log.warning("telemetry: state store writable again; events resumed")
                         self._failing = False
+                        recovered = True
                 else:
-                    self._failed(failed, error)
+                    give_up = self._failed(failed, error)
                 self._cond.notify_all()
+            if give_up:
+                self._keep(give_up, f"the state store was unavailable for {self.give_up_s:g} s")
+            if recovered:
+                self._drain_at = 0.0  # the store is back: write what waited in the outbox
 
     def _write_batch_or_each(
         self, batch: list[_Pending]
@@ -273,18 +357,18 @@ class RouteEventWriter:
                 error = exc
         return failed, (error if failed else None)
 
-    def _failed(self, batch: list[_Pending], error: BaseException) -> None:
-        """Drop what cannot be written any more; put the rest back, oldest first."""
-        keep = []
+    def _failed(self, batch: list[_Pending], error: BaseException) -> list[_Pending]:
+        """Drop what can never be written; put back what may be, oldest first, and
+        return what waited too long (for the outbox). Called holding the lock."""
+        keep: list[_Pending] = []
+        give_up: list[_Pending] = []
         final = not isinstance(error, StoreUnavailable)  # read-only, broken: never cured
+        now = time.monotonic()
         for item in batch:
-            if (
-                final
-                or self.read_only
-                or self._closed
-                or time.monotonic() - item.first_try > self.give_up_s
-            ):
+            if final or self.read_only:
                 self.dropped += 1
+                if self.outbox is not None:
+                    self.outbox.count_lost(1, f"the state store refused it: {error}")
                 level = logging.DEBUG if self._warned_drop else logging.WARNING
                 log.log(
                     level,
@@ -295,14 +379,17 @@ class RouteEventWriter:
                     error,
                 )
                 self._warned_drop = True
+            elif now - item.first_try > self.give_up_s:
+                give_up.append(item)
             else:
                 keep.append(item)
         room = self.max_queue - len(self._queue)
-        if len(keep) > room:  # the queue filled meanwhile: the oldest go
-            self.dropped += len(keep) - max(room, 0)
-            keep = keep[len(keep) - max(room, 0) :]
+        if len(keep) > room:  # the queue filled meanwhile: the oldest go to the outbox
+            cut = len(keep) - max(room, 0)
+            give_up += keep[:cut]
+            keep = keep[cut:]
         self._queue.extendleft(reversed(keep))
-        if keep:
+        if keep or give_up:
             if not self._failing:
                 log.warning(
                     "telemetry: state store %s is locked or unavailable (%s); route events "
@@ -311,4 +398,6 @@ class RouteEventWriter:
                     error,
                 )
                 self._failing = True
-            self._cond.wait(0.05)  # back off before retrying
+            if keep:
+                self._cond.wait(0.05)  # back off before retrying
+        return give_up

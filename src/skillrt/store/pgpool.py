@@ -1,0 +1,281 @@
+"""Connections to one PostgreSQL server: opened in the caller's thread within a connect
+timeout, told apart when they fail, and kept for reuse.
+
+A connection is opened where it is needed, so its failure reaches the caller with the
+server's own words, and nothing retries or logs behind its back:
+
+- :class:`~skillrt.errors.StoreMisconfigured` (``E_STORE_CONFIG``, not retryable): the
+  server refused this configuration (no such database or role, failed authentication,
+  an unknown option) or the URL cannot be used at all (malformed, a bad ``sslmode``,
+  an unknown host). Trying again changes nothing.
+- :class:`~skillrt.errors.StoreUnavailable` (``E_STORE_UNAVAILABLE``, retryable): the
+  server cannot be reached (refused, no socket, starting up, full) or did not answer
+  within ``connect_timeout_s``.
+
+At most ``size`` connections are out at once; a returned connection that is broken, or
+left inside a transaction that cannot be rolled back, is closed rather than kept.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from skillrt.errors import StoreDriverMissing, StoreError, StoreMisconfigured, StoreUnavailable
+
+__all__ = ["ConnectionPool", "classify", "driver"]
+
+#: Failures of a server that exists and was asked correctly, but cannot serve now.
+_TRANSIENT = (
+    "the database system is starting up",
+    "the database system is shutting down",
+    "the database system is in recovery mode",
+    "not yet accepting connections",
+    "too many clients",
+    "connection slots are reserved",
+    "terminating connection",
+    "timeout expired",
+    "temporary failure in name resolution",
+    "server closed the connection unexpectedly",
+)
+#: Failures that only a change of configuration cures (besides any ``FATAL`` the
+#: server answers at startup, which refuses who or what was asked for).
+_PERMANENT = (
+    "invalid ",
+    "fe_sendauth",
+    "password",
+    "does not support ssl",
+    "certificate",
+    "name or service not known",
+    "nodename nor servname",
+    "no such host",
+)
+
+
+def driver() -> Any:
+    """The ``psycopg`` module, or :class:`StoreDriverMissing` with the pip line."""
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise StoreDriverMissing(
+            "a PostgreSQL state store needs the psycopg driver: pip install 'skillrt[postgres]'",
+            missing=exc.name or "psycopg",
+        ) from exc
+    return psycopg
+
+
+#: ``scheme://user:password@``, as a message may echo a URL back.
+_PASSWORD = re.compile(r"(://[^:/@\s\"']*):[^@\s\"']*@")
+
+
+def _detail(exc: BaseException) -> str:
+    """The driver's message, on one line, without libpq's prefixes and hints, and
+    without any password a URL it echoes holds."""
+    text = _PASSWORD.sub(r"\1:***@", str(exc).strip())
+    for prefix in ("connection failed: ", "connection is bad: "):
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+    first = text.split("\n", 1)[0].strip()
+    if "FATAL:" in first:  # 'connection to server ... failed: FATAL:  database "x" ...'
+        first = first.split("FATAL:", 1)[1].strip()
+    return first
+
+
+def classify(exc: BaseException, location: str, timeout_s: float) -> StoreError:
+    """The store error a failed connection attempt is (see the module docstring)."""
+    psycopg = driver()
+    detail = _detail(exc)
+    lowered = str(exc).lower()
+    permanent = isinstance(exc, psycopg.ProgrammingError) or (
+        not any(t in lowered for t in _TRANSIENT)
+        and ("fatal:" in lowered or any(p in lowered for p in _PERMANENT))
+    )
+    if permanent:
+        return StoreMisconfigured(
+            f"state store {location} refused the connection: {detail} "
+            "(check the URL, database, role and credentials; retrying will not help)",
+            url=location,
+            retryable=False,
+            detail=detail,
+        )
+    if "timeout expired" in lowered:
+        detail = f"no answer within {timeout_s:g} s"
+    return StoreUnavailable(
+        f"cannot reach the state store {location}: {detail}",
+        url=location,
+        retryable=True,
+        detail=detail,
+    )
+
+
+class ConnectionPool:
+    """Up to ``size`` connections to ``url``, each set up by ``configure`` once.
+
+    Args:
+        url: A libpq URL.
+        size: Most connections out at once (a caller past it waits for one).
+        connect_timeout_s: Longest a new connection may take (libpq counts whole
+            seconds, at least 2).
+        location: The URL without its password, for messages.
+        configure: Run on each new connection (session settings).
+        options: More connection keywords (``autocommit``, ``row_factory``, ...).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        size: int,
+        connect_timeout_s: float,
+        location: str,
+        configure: Callable[[Any], None] | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.url = url
+        self.size = max(1, size)
+        self.connect_timeout_s = connect_timeout_s
+        self.location = location
+        self._configure = configure
+        self._options = dict(options or {})
+        self._slots = threading.BoundedSemaphore(self.size)
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def get(self, deadline: float, *, patient: bool = False) -> Any:
+        """A connection: an idle one, else a new one opened now (raises the classified
+        error when it cannot be opened, ``StoreUnavailable`` when every slot stays busy
+        until ``deadline``). ``patient``: a new connection is opened on a helper thread
+        and waited for until ``deadline`` only (one that arrives later is kept for the
+        next caller)."""
+        if not self._slots.acquire(timeout=max(0.0, deadline - time.monotonic())):
+            raise StoreUnavailable(
+                f"all {self.size} connections to the state store {self.location} are busy",
+                url=self.location,
+                retryable=True,
+            )
+        try:
+            while True:
+                with self._lock:
+                    conn = self._idle.pop() if self._idle else None
+                if conn is None:
+                    return self._connect_within(deadline) if patient else self._connect()
+                if not (conn.closed or conn.broken):
+                    return conn
+                _close(conn)
+        except _HandedOver as late:
+            raise late.error from None  # the helper thread gives the slot back
+        except BaseException:
+            self._release()
+            raise
+
+    def _connect_within(self, deadline: float) -> Any:
+        """:meth:`_connect` on a helper thread, waited for until ``deadline``; past it
+        the thread keeps the slot and parks its connection (or drops its failure)."""
+        outcome: list[Any] = []
+        done = threading.Event()
+        guard = threading.Lock()
+        abandoned = False
+
+        def work() -> None:
+            try:
+                outcome.append(self._connect())
+            except BaseException as exc:  # handed to the caller, or dropped when late
+                outcome.append(exc)
+            with guard:
+                done.set()
+                late = abandoned
+            if late:
+                if isinstance(outcome[0], BaseException):
+                    self._release()
+                else:
+                    self.put(outcome[0])
+
+        threading.Thread(target=work, name="skillrt-pg-connect", daemon=True).start()
+        done.wait(max(0.0, deadline - time.monotonic()))
+        with guard:
+            if not done.is_set():
+                abandoned = True
+                raise _HandedOver(
+                    StoreUnavailable(
+                        f"the state store {self.location} did not answer in time "
+                        "(skillrt went on without it)",
+                        url=self.location,
+                        retryable=True,
+                    )
+                )
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    def _release(self) -> None:
+        try:
+            self._slots.release()
+        except ValueError:  # not from this pool (the handle was closed meanwhile)
+            pass
+
+    def put(self, conn: Any) -> None:
+        """Give ``conn`` back: kept when it is healthy and outside any transaction."""
+        psycopg = driver()
+        try:
+            keep = not (self._closed or conn.closed or conn.broken)
+            if keep and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                try:
+                    conn.execute("ROLLBACK")
+                except psycopg.Error:
+                    keep = False
+            if keep:
+                with self._lock:
+                    self._idle.append(conn)
+            else:
+                _close(conn)
+        finally:
+            self._release()
+
+    def _connect(self) -> Any:
+        psycopg = driver()
+        try:
+            conn = psycopg.connect(
+                self.url,
+                connect_timeout=max(2, math.ceil(self.connect_timeout_s)),
+                **self._options,
+            )
+        except psycopg.Error as exc:
+            raise classify(exc, self.location, self.connect_timeout_s) from exc
+        try:
+            if self._configure is not None:
+                self._configure(conn)
+        except psycopg.Error as exc:
+            _close(conn)
+            raise classify(exc, self.location, self.connect_timeout_s) from exc
+        except BaseException:
+            _close(conn)
+            raise
+        return conn
+
+    def close(self) -> None:
+        """Close the idle connections; those in use are closed when given back."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            _close(conn)
+
+
+class _HandedOver(Exception):
+    """A patient caller gave up; the helper thread owns the slot now."""
+
+    def __init__(self, error: StoreUnavailable) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _close(conn: Any) -> None:
+    try:
+        conn.close()
+    except Exception:  # closing a dead connection can fail; it is gone either way
+        pass

@@ -1,0 +1,287 @@
+"""A PostgreSQL store that is misconfigured, down or silent never holds a command.
+
+Against the real test server (``.ci/postgres.sh``): a configuration the server refuses
+is ``E_STORE_CONFIG`` (not retryable, the server's words) at once; a server that does
+not answer is ``E_STORE_UNAVAILABLE`` within the connect timeout; nothing is logged by
+a pool behind the caller's back. A missing driver and a URL naming no store skillrt has
+are their own structured errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import pytest
+
+from skillrt.errors import StoreMisconfigured, StoreUnavailable
+from skillrt.store import Store, skill_state
+from skillrt.store.postgres import PostgresStore
+
+REPO = Path(__file__).resolve().parents[2]
+BLOCKER = """
+import sys
+class _NoPsycopg:
+    def find_spec(self, name, path=None, target=None):
+        if name == "psycopg" or name.startswith(("psycopg.", "psycopg_")):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+sys.meta_path.insert(0, _NoPsycopg())
+"""
+
+
+def with_url(url: str, *, path: str | None = None, **query: str) -> str:
+    """``url`` with its database (``path``) or query parameters changed."""
+    parts = urlsplit(url)
+    params = dict(parse_qsl(parts.query))
+    params.update(query)
+    return urlunsplit(
+        parts._replace(path=parts.path if path is None else path, query=urlencode(params))
+    )
+
+
+def with_user(url: str, user: str) -> str:
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{user}@{host}"))
+
+
+def skillrt(*args: str, cwd: Path, env: dict[str, str] | None = None) -> tuple[int, Any, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillrt", "--json", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,  # a command that waits on the store for good fails here
+        env={**os.environ, **(env or {})},
+    )
+    out = json.loads(proc.stdout) if proc.stdout.strip() else None
+    return proc.returncode, out, proc.stderr
+
+
+@pytest.fixture
+def nologin_role(postgres_url: str) -> Iterator[str]:
+    """A role the server knows but refuses to log in (an authentication failure)."""
+    import psycopg
+
+    name = f"nologin_{os.getpid()}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+        conn.execute(f'CREATE ROLE "{name}" NOLOGIN')
+    yield name
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP ROLE IF EXISTS "{name}"')
+
+
+@pytest.fixture
+def silent_server() -> Iterator[str]:
+    """A loopback TCP peer that accepts connections and never says a word."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                continue
+            held.append(conn)  # kept open, never answered
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"postgresql://skillrt@127.0.0.1:{listener.getsockname()[1]}/postgres"
+    stop.set()
+    thread.join(5)
+    for conn in held:
+        conn.close()
+    listener.close()
+
+
+def misconfigurations(url: str, role: str) -> dict[str, str]:
+    return {
+        "no such database": with_url(url, path="/no_such_database_here"),
+        "no such role": with_user(url, "no_such_role_here"),
+        "role may not log in": with_user(url, role),
+        "bad sslmode": with_url(url, sslmode="bogus"),
+        "unknown URL option": with_url(url, bogus_option="1"),
+        "unknown server setting": with_url(url, options="-cbogus_setting=1"),
+        "malformed URL": "postgresql://skillrt@[::1/postgres",
+    }
+
+
+WORDS = {
+    "no such database": "no_such_database_here",
+    "no such role": "no_such_role_here",
+    "role may not log in": "not permitted to log in",
+    "bad sslmode": "sslmode",
+    "unknown URL option": "bogus_option",
+    "unknown server setting": "bogus_setting",
+    "malformed URL": "IPv6",
+}
+
+
+def test_a_configuration_the_server_refuses_is_its_own_error_at_once(
+    postgres_url: str, nologin_role: str, tmp_path: Path
+) -> None:
+    """Each mistake raises E_STORE_CONFIG (retryable: false) with the server's words on
+    the first call, even with a long retry_s: retrying cannot cure it."""
+    for what, url in misconfigurations(postgres_url, nologin_role).items():
+        store = PostgresStore(url, cache_path=tmp_path / "cache.db", retry_s=600.0)
+        with pytest.raises(StoreMisconfigured) as exc:
+            skill_state.disabled_names(store)
+        data = exc.value.to_dict()
+        assert data["code"] == "E_STORE_CONFIG", what
+        assert data["retryable"] is False, what
+        assert WORDS[what] in data["detail"] and WORDS[what] in data["message"], what
+        store.close()
+
+
+def test_the_cli_reports_a_misconfigured_store_without_pool_noise(
+    postgres_url: str, nologin_role: str, tmp_path: Path, make_skill: Any
+) -> None:
+    make_skill("pdf-tools", description="Extract text and tables from PDF files.")
+    root = tmp_path / "skills"
+    for what in ("no such database", "role may not log in", "bad sslmode", "malformed URL"):
+        url = misconfigurations(postgres_url, nologin_role)[what]
+        code, out, err = skillrt(
+            "--root", str(root), "--state", url, "disable", "pdf-tools", cwd=tmp_path
+        )
+        assert code == 1, (what, err)
+        assert out["error"]["code"] == "E_STORE_CONFIG", what
+        assert out["error"]["retryable"] is False
+        assert WORDS[what] in out["error"]["message"]
+        assert "error connecting" not in err and "psycopg" not in err, err  # no pool logging
+
+
+def test_a_never_reached_server_fails_on_the_first_attempt(tmp_path: Path) -> None:
+    """A server that refuses connections fails the command at once, not after retry_s
+    (here 600 s: the subprocess guard would end a command that waited for it)."""
+    script = (
+        "from skillrt.store.postgres import PostgresStore\n"
+        "from skillrt.store import skill_state\n"
+        "from skillrt.errors import StoreError\n"
+        f"s = PostgresStore('postgresql://nobody@/none?host={tmp_path}&port=1', retry_s=600)\n"
+        "for _ in range(3):\n"
+        "    try:\n"
+        "        skill_state.disabled_names(s)\n"
+        "    except StoreError as e:\n"
+        "        print(e.code, e.to_dict()['retryable'])\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert proc.stdout.split("\n")[:3] == ["E_STORE_UNAVAILABLE True"] * 3, proc.stderr
+    assert proc.stderr == ""
+
+
+def test_a_server_that_does_not_answer_fails_within_the_connect_timeout(
+    silent_server: str, tmp_path: Path
+) -> None:
+    store = PostgresStore(silent_server, cache_path=tmp_path / "c.db", connect_timeout_s=2.0)
+    with pytest.raises(StoreUnavailable) as exc:
+        skill_state.disabled_names(store)
+    data = exc.value.to_dict()
+    assert data["code"] == "E_STORE_UNAVAILABLE" and data["retryable"] is True
+    assert "no answer within 2 s" in data["message"]
+    store.close()
+
+
+def test_the_connect_timeout_is_read_from_skillrt_yaml(
+    silent_server: str, tmp_path: Path, make_skill: Any
+) -> None:
+    from skillrt.config import RuntimeConfig
+    from skillrt.store import open_store
+
+    make_skill("pdf-tools", description="Extract text and tables from PDF files.")
+    (tmp_path / "skillrt.yaml").write_text(
+        f"state:\n  url: '{silent_server}'\n  connect_timeout_s: 2\nroots: [skills]\n"
+    )
+    config = RuntimeConfig.from_file(tmp_path / "skillrt.yaml")
+    store = open_store(config)
+    assert isinstance(store, PostgresStore) and store.connect_timeout_s == 2
+    store.close()
+    code, out, err = skillrt("disable", "pdf-tools", cwd=tmp_path)
+    assert code == 1 and out["error"]["code"] == "E_STORE_UNAVAILABLE", err
+    assert "no answer within 2 s" in out["error"]["message"]
+
+
+def test_a_stopped_postmaster_is_a_server_that_does_not_answer(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """SIGSTOP the postmaster: a new connection waits for an answer that never comes, and
+    fails with E_STORE_UNAVAILABLE after the connect timeout."""
+    folder = os.environ.get("SKILLRT_PG_DIR")
+    if not folder:
+        pytest.skip("needs SKILLRT_PG_DIR (set by `.ci/postgres.sh start`)")
+    pid = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
+    store = PostgresStore(postgres_url, cache_path=tmp_path / "c.db", connect_timeout_s=2.0)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        with pytest.raises(StoreUnavailable) as exc:
+            skill_state.disabled_names(store)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert exc.value.to_dict()["retryable"] is True
+    assert "no answer within 2 s" in exc.value.message
+    store.close()
+
+
+def test_a_missing_driver_is_store_driver_missing(tmp_path: Path, make_skill: Any) -> None:
+    """psycopg cannot be imported (a meta-path blocker, as on a machine without it): the
+    promised E_STORE_DRIVER_MISSING with the pip line, not E_INTERNAL."""
+    make_skill("pdf-tools", description="Extract text and tables from PDF files.")
+    block = tmp_path / "block"
+    block.mkdir()
+    (block / "sitecustomize.py").write_text(BLOCKER)
+    env = {"PYTHONPATH": os.pathsep.join([str(block), os.environ.get("PYTHONPATH", "")])}
+    url = "postgresql://nobody@127.0.0.1:1/none"
+    code, out, err = skillrt(
+        "--root", str(tmp_path / "skills"), "--state", url, "disable", "pdf-tools",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert code == 1, err
+    assert out["error"]["code"] == "E_STORE_DRIVER_MISSING"
+    assert "pip install 'skillrt[postgres]'" in out["error"]["message"]
+    assert out["error"]["missing"] == "psycopg"
+
+
+def test_an_unknown_url_scheme_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    code, out, _ = skillrt("--state", "mysql://x/y", "list", cwd=tmp_path)
+    assert code == 2 and out["error"]["code"] == "E_USAGE"
+    assert out["error"]["argument"] == "--state" and "mysql" in out["error"]["message"]
+    assert list(tmp_path.iterdir()) == []  # no folder named 'mysql:'
+    with pytest.raises(StoreMisconfigured):
+        Store("mysql://x/y")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refused_url_never_shows_its_password(tmp_path: Path) -> None:
+    for url in ("postgresql://me:s3cret@[::1/db", "postgresql://me:s3cret@h/db?bogus=1"):
+        store = PostgresStore(url, cache_path=tmp_path / "c.db")
+        with pytest.raises(StoreMisconfigured) as exc:
+            skill_state.disabled_names(store)
+        assert "s3cret" not in json.dumps(exc.value.to_dict())
+
+
+def test_the_hook_refuses_an_unknown_url_scheme_without_a_folder(tmp_path: Path) -> None:
+    payload = json.dumps({"prompt": "review my pr", "cwd": str(tmp_path)})
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillrt", "hook", "claude-code", "--state", "mysql://x/y"],
+        input=payload, capture_output=True, text=True, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0 and proc.stdout == ""
+    assert [p.name for p in tmp_path.iterdir()] == [".skillrt"]  # the log, no 'mysql:'
+    assert "unknown URL scheme 'mysql'" in (tmp_path / ".skillrt" / "hook.log").read_text()
