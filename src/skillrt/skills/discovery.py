@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Literal
 
 from skillrt.config import DiscoveryConfig, RootConfig, is_valid_namespace
+from skillrt.fileopen import open_regular
 from skillrt.skills.model import Diagnostic
 from skillrt.skills.reader import SKILL_FILENAMES
 
@@ -122,10 +123,12 @@ def plugin_namespace(directory: Path, report: WalkReport | None = None) -> str |
             )
 
     try:
-        if manifest.stat().st_size > 1_000_000:
-            problem(f"{manifest} is over 1 MB; ignored")
-            return None
-        data = json.loads(manifest.read_text(encoding="utf-8-sig"))
+        fh, st = open_regular(manifest)  # a FIFO in its place must not block the walk
+        with fh:
+            if st.st_size > 1_000_000:
+                problem(f"{manifest} is over 1 MB; ignored")
+                return None
+            data = json.loads(fh.read(1_000_001).decode("utf-8-sig"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:

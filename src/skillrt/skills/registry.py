@@ -20,7 +20,7 @@ from skillrt.errors import AmbiguousSkill, SkillNotFound, StoreError
 from skillrt.skills.discovery import FoundSkill, Root, WalkReport, resolve_roots, walk_root
 from skillrt.skills.index_cache import FileKey, IndexCache
 from skillrt.skills.model import BrokenSkill, Diagnostic, ShadowedSkill, Skill
-from skillrt.skills.reader import read_skill
+from skillrt.skills.reader import TRANSIENT_CODES, read_skill
 from skillrt.store import skill_state
 from skillrt.store.base import Store
 
@@ -264,6 +264,8 @@ def _load(found: FoundSkill, config: DiscoveryConfig, cache: IndexCache) -> Skil
         max_frontmatter_bytes=config.max_frontmatter_bytes,
         stat_result=st,
     )
-    if st is not None:
+    if st is not None and not (
+        isinstance(item, BrokenSkill) and any(d.code in TRANSIENT_CODES for d in item.diagnostics)
+    ):
         cache.put(key, item)
     return item
