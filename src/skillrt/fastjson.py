@@ -68,7 +68,8 @@ def loads(data: str | bytes | bytearray) -> Any:
 def dumps(value: Any) -> str:
     """Compact JSON of dicts (string keys), lists, tuples, strings, numbers, booleans
     and None; anything else is a TypeError, a NaN, an infinity or a value nested past
-    the recursion limit a ValueError."""
+    the recursion limit a ValueError. A lone surrogate in a string is written as its
+    ``\\u`` escape, so the text always encodes as UTF-8."""
     if _json is None:  # pragma: no cover
         import json
 
@@ -78,7 +79,12 @@ def dumps(value: Any) -> str:
         _encode(value, parts)
     except RecursionError:
         raise ValueError("too deeply nested to encode") from None
-    return "".join(parts)
+    text = "".join(parts)
+    if text.isascii():
+        return text
+    from skillrt.wellformed import escape_surrogates
+
+    return escape_surrogates(text)  # a lone surrogate as its escape: UTF-8 out
 
 
 def _encode(value: Any, out: list[str]) -> None:

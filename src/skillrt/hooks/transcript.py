@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from skillrt import fastjson
 from skillrt.fileopen import open_regular
+from skillrt.wellformed import well_formed
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -144,12 +145,12 @@ def _message(entry: dict[str, Any]) -> dict[str, str] | None:
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
-        return content.strip()
+        return well_formed(content.strip())
     if isinstance(content, list):
         parts = [
             str(block.get("text", ""))
             for block in content
             if isinstance(block, dict) and block.get("type", "text") in _TEXT_BLOCKS
         ]
-        return "\n".join(p for p in parts if p).strip()
+        return well_formed("\n".join(p for p in parts if p).strip())
     return ""
