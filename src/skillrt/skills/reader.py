@@ -34,7 +34,7 @@ TRANSIENT_CODES = frozenset(
 )
 #: Bump when parsing (or the cache record format) changes: the index cache re-reads
 #: every skill whose row has another version.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 _BINARY_SNIFF = 8192
 
 
@@ -263,7 +263,11 @@ def build_skill(
         context=_opt_str(data.get("context")),
         content_hash=content_hash,
         diagnostics=diagnostics,
-        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS and _is_json(v)},
+        extra={
+            k: v
+            for k, v in data.items()
+            if isinstance(k, str) and k not in KNOWN_FIELDS and _is_json(v)
+        },
     )
 
 
