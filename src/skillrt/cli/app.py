@@ -8,7 +8,9 @@ This is the only layer that reads environment variables.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -169,6 +171,10 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageExit(self, message)
 
 
+class VersionExit(Exception):
+    """Raised by ``--version`` so ``main`` prints it as text or, with ``--json``, as JSON."""
+
+
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (it costs an import)."""
 
@@ -176,10 +182,28 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
-        import skillrt
+        raise VersionExit
 
-        sys.stdout.write(f"skillrt {skillrt.__version__}\n")
-        parser.exit()
+
+def group_help(parser: argparse.ArgumentParser) -> Handler:
+    """The handler of a command group run without its action: its help on stderr and
+    exit 2, or with ``--json`` the usage error as the one JSON document."""
+
+    def handler(ctx: CliContext) -> int:
+        if not ctx.json:
+            parser.print_help(sys.stderr)
+            return 2
+        from skillrt.errors import UsageError
+
+        groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        names = [name for group in groups for name in group.choices]
+        what = str(groups[0].metavar or "command").lower() if groups else "command"
+        raise UsageError(
+            f"{parser.prog}: name a{'n' if what[0] in 'aeiou' else ''} {what}: " + ", ".join(names),
+            usage=parser.format_usage().strip(),
+        )
+
+    return handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,22 +232,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     arg_list = list(sys.argv[1:] if argv is None else argv)
+    # --json promises one JSON document on stdout, for usage errors, --help and
+    # --version too: what argparse would print is caught and answered in JSON.
+    json_wanted = "--json" in arg_list
+    printed = io.StringIO()
     try:
-        args = parser.parse_args(arg_list)
+        with contextlib.redirect_stdout(printed) if json_wanted else contextlib.nullcontext():
+            args = parser.parse_args(arg_list)
     except UsageExit as exc:
-        if "--json" in arg_list:
-            sys.stdout.write(dump_json({"error": UsageError(exc.message).to_dict()}) + "\n")
+        if json_wanted:
+            error = UsageError(exc.message, usage=exc.parser.format_usage().strip())
+            sys.stdout.write(dump_json({"error": error.to_dict()}) + "\n")
         else:
             exc.parser.print_usage(sys.stderr)
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
         return 2
-    except SystemExit as exc:  # --help and --version
+    except VersionExit:
+        import skillrt
+
+        if json_wanted:
+            sys.stdout.write(dump_json({"name": "skillrt", "version": skillrt.__version__}) + "\n")
+        else:
+            sys.stdout.write(f"skillrt {skillrt.__version__}\n")
+        return 0
+    except SystemExit as exc:  # --help
+        if json_wanted:
+            sys.stdout.write(dump_json({"help": printed.getvalue()}) + "\n")
         return exc.code if isinstance(exc.code, int) else 0
     ctx = CliContext(args)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help(sys.stderr)
-        return 2
+        handler = group_help(parser)
     try:
         return handler(ctx)
     except UsageError as exc:

@@ -67,10 +67,50 @@ def register(
     p.set_defaults(handler=cmd_install)
 
 
+HOOK_HELP = """
+Run as a coding agent's prompt hook: the client's hook JSON on stdin (its prompt,
+transcript_path and cwd), the skill context on stdout in the client's own JSON (the
+$name skill, else the routed one), or nothing. Exit 0 whatever happens: a failure is
+logged to <state dir>/hook.log and the prompt goes on without context. `skillrt install
+CLIENT` writes the hook into the client's settings.
+
+clients:
+  claude-code      Claude Code's UserPromptSubmit hook
+  codex            Codex CLI's UserPromptSubmit hook
+  gemini           Gemini CLI's BeforeAgent hook
+
+options:
+  -h, --help       show this help and exit
+  --root DIR       a skill root to search (repeatable); when given, only these
+  --config FILE    config file (default <project>/skillrt.yaml)
+  --state DIR      state folder (default <project>/.skillrt/)
+  --socket PATH    the daemon to ask (default: the state folder's, or SKILLRT_SOCKET)
+  --no-daemon      build the runtime in this process; never ask a daemon
+  --budget CHARS   the context's character budget (default 9,500)
+  --history-turns N  transcript messages the router reads (default 6)
+  --timeout SECONDS  how long to wait for the daemon's answer
+"""
+
+
+def print_hook_help() -> int:
+    from skillrt.hooks.entry import USAGE
+
+    sys.stdout.write(USAGE + "\n" + HOOK_HELP)
+    return 0
+
+
 def cmd_hook(ctx: CliContext) -> int:
     from skillrt.hooks.entry import main
 
-    return main(list(ctx.args.rest))
+    rest = list(ctx.args.rest)
+    if "-h" in rest or "--help" in rest:  # also after the client: hook codex --help
+        return print_hook_help()
+    if ctx.json:
+        from skillrt.errors import UsageError
+
+        # The hook's output is the client's JSON (or nothing), never skillrt's --json.
+        raise UsageError("hook takes no --json: it prints the client's own hook JSON")
+    return main(rest)
 
 
 def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
