@@ -72,7 +72,10 @@ def test_version_in_json(capsys: pytest.CaptureFixture[str], args: list[str]) ->
     assert code == 0 and doc == {"name": "skillrt", "version": skillrt.__version__}
 
 
-@pytest.mark.parametrize("args", [["--json", "--help"], ["--json", "workflow", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [["--json", "--help"], ["--json", "workflow", "--help"], ["--json", "hook", "codex", "-h"]],
+)
 def test_help_in_json(capsys: pytest.CaptureFixture[str], args: list[str]) -> None:
     code, doc = one_document(capsys, *args)
     assert code == 0 and doc["help"].startswith("usage: skillrt")

@@ -92,10 +92,14 @@ options:
 """
 
 
-def print_hook_help() -> int:
+def hook_help() -> str:
     from skillrt.hooks.entry import USAGE
 
-    sys.stdout.write(USAGE + "\n" + HOOK_HELP)
+    return USAGE + "\n" + HOOK_HELP
+
+
+def print_hook_help() -> int:
+    sys.stdout.write(hook_help())
     return 0
 
 
@@ -104,7 +108,8 @@ def cmd_hook(ctx: CliContext) -> int:
 
     rest = list(ctx.args.rest)
     if "-h" in rest or "--help" in rest:  # also after the client: hook codex --help
-        return print_hook_help()
+        ctx.emit({"help": hook_help()}, hook_help)
+        return 0
     if ctx.json:
         from skillrt.errors import UsageError
 
