@@ -39,6 +39,9 @@ COMMAND_MODULES = (
 )
 
 Handler = Callable[["CliContext"], int]
+#: Walk diagnostics every command reports, as ``list`` does: a root that is not there
+#: or a walk cut short means skills the user expects may be missing.
+WALK_WARNINGS = frozenset({"ROOT_NOT_FOUND", "ROOT_DIR_LIMIT"})
 
 
 @dataclass
@@ -47,6 +50,8 @@ class CliContext:
 
     args: argparse.Namespace
     _runtime: SkillRuntime | None = field(default=None, repr=False)
+    #: Set once the walk's warnings are out (``list`` prints them with its output).
+    walk_reported: bool = False
 
     @property
     def json(self) -> bool:
@@ -108,9 +113,31 @@ class CliContext:
             runtime.build_progress = ProgressBar().build
         return runtime
 
+    def walk_warnings(self) -> list[dict[str, Any]]:
+        """The walk's warnings (:data:`WALK_WARNINGS`) not reported yet, as JSON, if
+        the command discovered skills; each is reported once."""
+        registry = self._runtime.discovered if self._runtime is not None else None
+        if registry is None or self.walk_reported:
+            return []
+        from skillrt.serialize import to_jsonable
+
+        found = [to_jsonable(d) for d in registry.diagnostics if d.code in WALK_WARNINGS]
+        self.walk_reported = bool(found)
+        return found
+
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
-        """Print ``data`` as one JSON document with --json, else the human rendering."""
+        """Print ``data`` as one JSON document with --json, else the human rendering.
+
+        With --json, the walk's warnings (a missing root, a cut walk) ride along under
+        ``warnings``; in human form :func:`main` prints them on stderr at the end."""
         if self.json:
+            warnings = self.walk_warnings()
+            if warnings:
+                from skillrt.serialize import to_jsonable
+
+                doc = to_jsonable(data)
+                if isinstance(doc, dict) and "warnings" not in doc:
+                    data = {**doc, "warnings": warnings}
             sys.stdout.write(dump_json(data) + "\n")
             return
         text = human() if callable(human) else human
@@ -282,12 +309,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(ctx, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
         return 1
     finally:
+        if not ctx.json:
+            _warn_walk(ctx)
         if ctx._runtime is not None:
             ctx._runtime.close()
 
 
 def _report(ctx: CliContext, err: dict[str, Any]) -> None:
     if ctx.json:
-        sys.stdout.write(dump_json({"error": err}) + "\n")
+        doc: dict[str, Any] = {"error": err}
+        warnings = ctx.walk_warnings()  # often the cause: "no skill named x" in no root
+        if warnings:
+            doc["warnings"] = warnings
+        sys.stdout.write(dump_json(doc) + "\n")
     else:
+        _warn_walk(ctx)
         sys.stderr.write(f"skillrt: error [{err['code']}]: {err['message']}\n")
+
+
+def _warn_walk(ctx: CliContext) -> None:
+    for w in ctx.walk_warnings():
+        sys.stderr.write(f"skillrt: warning [{w['code']}]: {w['message']}\n")

@@ -52,6 +52,7 @@ def _entry_json(entry: SkillEntry) -> dict[str, Any]:
 
 def cmd_list(ctx: CliContext) -> int:
     registry = ctx.runtime.registry
+    ctx.walk_reported = True  # its diagnostics are part of the listing
     entries = registry.list(include_disabled=not ctx.args.enabled_only)
     broken = [
         {
