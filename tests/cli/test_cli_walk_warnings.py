@@ -99,3 +99,23 @@ def test_a_cut_walk_is_reported_by_every_command(
     assert [w["code"] for w in doc["warnings"]] == ["ROOT_DIR_LIMIT"]
     main(["catalog", "--root", str(root)])
     assert "warning [ROOT_DIR_LIMIT]" in capsys.readouterr().err
+
+
+def test_eval_reads_the_same_discovery_settings_as_list(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, make_skill: Make
+) -> None:
+    """skillrt.yaml's discovery section holds for eval too (it once built a fresh
+    DiscoveryConfig()): the same skills as list, and the cut walk said out loud."""
+    root = tmp_path / "big"
+    for i in range(12):
+        make_skill(f"skill-{i:02d}", root=root)
+    (tmp_path / "skillrt.yaml").write_text(
+        "discovery:\n  max_dirs_per_root: 5\n  max_depth: 3\n", encoding="utf-8"
+    )
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"query": "skill three", "expected": []}\n', encoding="utf-8")
+    _, listed = run_json(capsys, "list", "--root", str(root))
+    assert 0 < len(listed["skills"]) < 12
+    _, report = run_json(capsys, "eval", "--root", str(root), "--queries", str(queries))
+    assert report["catalog_size"] == len(listed["skills"])
+    assert [w["code"] for w in report["warnings"]] == ["ROOT_DIR_LIMIT"]
