@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +26,18 @@ class ValidationResult:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
+#: Warnings for discovery (S4: the skill still loads) that ``validate`` fails on, as
+#: the spec's "must" and skills-ref 0.1.1's validator do: a name that is not its folder's.
+STRICT_IN_VALIDATE = frozenset({"NAME_DIR_MISMATCH"})
+
+
 def _result(item: Skill | BrokenSkill) -> ValidationResult:
     name = item.qualified_name if isinstance(item, Skill) else None
-    return ValidationResult(item.path, name, item.diagnostics)
+    diagnostics = tuple(
+        dataclasses.replace(d, severity="error") if d.code in STRICT_IN_VALIDATE else d
+        for d in item.diagnostics
+    )
+    return ValidationResult(item.path, name, diagnostics)
 
 
 def validate_dir(skill_dir: Path, config: DiscoveryConfig | None = None) -> ValidationResult:
