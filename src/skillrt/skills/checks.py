@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillrt.config import DiscoveryConfig
-from skillrt.skills.discovery import Root, WalkReport, walk_root
+from skillrt.skills.discovery import Root, WalkReport, stands_alone, walk_root
 from skillrt.skills.model import BrokenSkill, Diagnostic, Skill
 from skillrt.skills.reader import SKILL_FILENAMES, find_skill_md, read_skill
 
@@ -89,8 +89,8 @@ def validate_paths(
         report = WalkReport(diagnostics=[])
         found_any = False
         first_seen: dict[str, Path] = {}
+        listed: dict[Path, str] = {}
         for found in walk_root(Root(path, None, "flag"), config, report):
-            found_any = True
             item = read_skill(
                 found.path,
                 skill_file=found.skill_file,
@@ -99,6 +99,11 @@ def validate_paths(
                 max_frontmatter_bytes=config.max_frontmatter_bytes,
                 stat_result=found.stat,
             )
+            if found.enclosing and not stands_alone(item, found.enclosing, listed):
+                continue  # a file of the skill it is nested in
+            found_any = True
+            if isinstance(item, Skill):
+                listed[found.path] = item.name
             result = _result(item)
             if isinstance(item, Skill):
                 winner = first_seen.setdefault(item.qualified_name, item.path)
