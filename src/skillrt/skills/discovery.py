@@ -89,6 +89,82 @@ def resolve_roots(
     return _ordered(roots)
 
 
+#: The conventional folders (S3) and the switch that searches each: ``(scope, folder
+#: under the project or the home folder, discovery switch)``.
+CONVENTIONAL_FOLDERS = (
+    ("project", (".agents", "skills"), "conventional_roots"),
+    ("project", ("skills",), "conventional_roots"),
+    ("project", (".claude", "skills"), "claude_roots"),
+    ("project", (".codex", "skills"), "codex_roots"),
+    ("user", (".agents", "skills"), "conventional_roots"),
+    ("user", (".claude", "skills"), "claude_roots"),
+    ("user", (".codex", "skills"), "codex_roots"),
+)
+#: Entries of a folder looked at when counting the skills it holds.
+_COUNT_LIMIT = 2000
+
+
+def unsearched_folders(
+    config: DiscoveryConfig, project_dir: Path, searched: Sequence[Root]
+) -> list[Diagnostic]:
+    """An ``UNSEARCHED_SKILLS`` warning for each conventional folder that holds skills
+    but is not searched (``.claude/skills`` while ``discovery.claude_roots`` is off):
+    a new user's skills must not go missing without a word."""
+    searched_real = [_real(r.path) for r in searched]
+    out: list[Diagnostic] = []
+    seen: set[Path] = set()
+    for scope, parts, switch in CONVENTIONAL_FOLDERS:
+        base = project_dir if scope == "project" else config.home_dir
+        if base is None:
+            continue
+        folder = base.joinpath(*parts)
+        real = _real(folder)
+        if real in seen or any(real == r or real.is_relative_to(r) for r in searched_real):
+            continue
+        seen.add(real)
+        count = _count_skills(folder)
+        if not count:
+            continue
+        shown = _shown(folder, project_dir, config.home_dir)
+        out.append(
+            Diagnostic(
+                "UNSEARCHED_SKILLS",
+                "warning",
+                f"{count} skill{'s' if count != 1 else ''} in {shown} "
+                f"{'are' if count != 1 else 'is'} not searched: set discovery.{switch}: true "
+                f"in skillrt.yaml, or pass --root {shown}",
+                str(folder),
+            )
+        )
+    return out
+
+
+def _count_skills(folder: Path) -> int:
+    """Sub-folders of ``folder`` holding a SKILL.md (a bounded look, no parsing)."""
+    count = 0
+    try:
+        with os.scandir(folder) as it:
+            for i, entry in enumerate(it):
+                if i >= _COUNT_LIMIT:
+                    break
+                if entry.is_dir() and any(
+                    os.path.isfile(os.path.join(entry.path, n)) for n in SKILL_FILENAMES
+                ):
+                    count += 1
+    except OSError:
+        return 0
+    return count
+
+
+def _shown(folder: Path, project_dir: Path, home: Path | None) -> str:
+    """``folder`` as a person types it: relative to the project, or under ``~``."""
+    if folder.is_relative_to(project_dir):
+        return folder.relative_to(project_dir).as_posix()
+    if home is not None and folder.is_relative_to(home):
+        return "~/" + folder.relative_to(home).as_posix()
+    return str(folder)
+
+
 def _ordered(roots: list[Root]) -> list[Root]:
     """Sort by scope (S5: project beats user beats system; stable within a scope) and
     drop a root listed twice (the first listing wins)."""
