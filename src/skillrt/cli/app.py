@@ -162,7 +162,8 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         action="append",
         metavar="DIR",
         default=default,
-        help="skill root to search (repeatable); when given, only these",
+        help="skill root to search (repeatable); when given, only these roots are searched "
+        "(no configured or conventional ones)",
     )
     parser.add_argument(
         "--config", metavar="FILE", default=default, help="config file (default ./skillrt.yaml)"

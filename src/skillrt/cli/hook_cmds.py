@@ -84,6 +84,7 @@ clients:
 options:
   -h, --help       show this help and exit
   --root DIR       a skill root to search (repeatable); when given, only these
+                   roots are searched
   --config FILE    config file (default <project>/skillrt.yaml)
   --state DIR      state folder (default <project>/.skillrt/)
   --socket PATH    the daemon to ask (default: the state folder's, or SKILLRT_SOCKET)
