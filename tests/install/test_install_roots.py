@@ -195,3 +195,33 @@ def test_a_daemon_without_the_client_roots_is_not_asked(
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(30)
+
+
+def test_without_client_folders_any_daemon_of_these_skills_answers(
+    project: Path, home: Path, make_skill: Make
+) -> None:
+    """--client-roots costs a daemon match only when a client folder exists."""
+    make_skill("sql-review", description="Review SQL queries for injection.",
+               root=project / "skills", triggers=["review this sql query"])  # fmt: skip
+    skillrt(project, home, "install", "claude-code", "--command", f"{sys.executable} -m skillrt")
+    command = hook_command(project / ".claude" / "settings.json")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "skillrt", "serve", "--poll", "0"],
+        cwd=project, env=env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert daemon.stderr is not None
+        event = json.loads(daemon.stderr.readline() or "{}")
+        assert event.get("event") == "listening", event
+        threading.Thread(target=daemon.stderr.read, daemon=True).start()
+        out = run_hook(command, project, home, "please review this sql query")
+        assert json.loads(out.stdout)["systemMessage"] == "Using skill: sql-review"
+        log = project / ".skillrt" / "hook.log"
+        assert not log.exists() or "in-process" not in log.read_text()
+        (project / ".claude" / "skills").mkdir()  # now the daemon lacks a client folder
+        out = run_hook(command, project, home, "please review this sql query")
+        assert json.loads(out.stdout)["systemMessage"] == "Using skill: sql-review"
+        assert "in-process" in log.read_text()
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(30)

@@ -24,6 +24,19 @@ CLIENT_ROOTS: dict[str, tuple[str, ...]] = {
 FOLDERS = {"claude": ".claude/skills", "codex": ".codex/skills"}
 
 
+def present(client: str, project: str, home: str | None) -> list[str]:
+    """``client``'s switches whose folder exists in the project or the home folder (two
+    ``stat`` calls: a hook asks a daemon that lacks an absent folder all the same)."""
+    import os
+
+    out = []
+    for name in CLIENT_ROOTS.get(client, ()):
+        folders = [os.path.join(base, FOLDERS[name]) for base in (project, home) if base]
+        if any(os.path.isdir(f) for f in folders):
+            out.append(name)
+    return out
+
+
 def enabled(discovery: DiscoveryConfig) -> list[str]:
     """The client-root switches a discovery config has on (a daemon's identity)."""
     return [name for name in FOLDERS if getattr(discovery, f"{name}_roots")]

@@ -171,9 +171,10 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
     roots = [os.path.realpath(os.path.join(project, r)) for r in opts.roots] or None
     expect: dict[str, Any] = {"roots": roots, "config": config_file, "project_dir": project_dir}
     if opts.client_roots:  # a daemon that does not search them serves other skills
-        from skillrt.cli.client_roots import CLIENT_ROOTS
+        from skillrt.cli.client_roots import present
 
-        expect["client_roots"] = list(CLIENT_ROOTS.get(opts.client, ()))
+        # (only when one is there: else any daemon of these skills will do)
+        expect["client_roots"] = present(opts.client, project, os.environ.get("HOME"))
     return {"state_dir": os.path.abspath(state_dir), "expect": expect}
 
 
