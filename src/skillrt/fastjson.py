@@ -42,7 +42,8 @@ _scan: Callable[[str, int], tuple[Any, int]] | None = (
 
 
 def loads(data: str | bytes | bytearray) -> Any:
-    """Parse one JSON document (raises ValueError, like :func:`json.loads`)."""
+    """Parse one JSON document (raises ValueError, like :func:`json.loads`; also for a
+    document nested past the recursion limit, where :mod:`json` raises RecursionError)."""
     text = data.decode("utf-8") if isinstance(data, (bytes, bytearray)) else data
     if text.startswith("\ufeff"):
         raise ValueError("Unexpected UTF-8 BOM")
@@ -55,6 +56,9 @@ def loads(data: str | bytes | bytearray) -> Any:
         value, end = _scan(text, start)
     except StopIteration as exc:
         raise ValueError(f"Expecting value: char {exc.value}") from None
+    except RecursionError:
+        # Hostile input, one bad document like any other (the stack has unwound).
+        raise ValueError("too deeply nested to parse") from None
     rest = text[end:]
     if rest.strip(_WHITESPACE):
         raise ValueError(f"Extra data: char {end}")
@@ -63,14 +67,24 @@ def loads(data: str | bytes | bytearray) -> Any:
 
 def dumps(value: Any) -> str:
     """Compact JSON of dicts (string keys), lists, tuples, strings, numbers, booleans
-    and None; anything else is a TypeError, a NaN or infinity a ValueError."""
+    and None; anything else is a TypeError, a NaN, an infinity or a value nested past
+    the recursion limit a ValueError. A lone surrogate in a string is written as its
+    ``\\u`` escape, so the text always encodes as UTF-8."""
     if _json is None:  # pragma: no cover
         import json
 
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     parts: list[str] = []
-    _encode(value, parts)
-    return "".join(parts)
+    try:
+        _encode(value, parts)
+    except RecursionError:
+        raise ValueError("too deeply nested to encode") from None
+    text = "".join(parts)
+    if text.isascii():
+        return text
+    from skillrt.wellformed import escape_surrogates
+
+    return escape_surrogates(text)  # a lone surrogate as its escape: UTF-8 out
 
 
 def _encode(value: Any, out: list[str]) -> None:

@@ -117,6 +117,12 @@ class SkillRuntime:
             )
         return self._registry
 
+    @property
+    def discovered(self) -> SkillRegistry | None:
+        """The registry if discovery has run (never starts one): what a surface reads
+        to report the walk's warnings after a command."""
+        return self._registry
+
     def refresh(self) -> SkillRegistry:
         """Re-walk the roots (cheap for unchanged skills: the index cache answers).
 

@@ -59,14 +59,20 @@ def to_jsonable(value: Any) -> Any:
 
 
 def to_json(value: Any, *, indent: int | None = None) -> str:
-    """``value`` as JSON text (UTF-8 kept): compact, or indented by ``indent``."""
+    """``value`` as JSON text (UTF-8 kept, lone surrogates escaped): compact, or
+    indented by ``indent``."""
     import json
+
+    from skillrt.wellformed import escape_surrogates
 
     data = to_jsonable(value)
     if indent is not None:
-        return json.dumps(data, ensure_ascii=False, indent=indent)
-    # Compact is several times faster: the C encoder only runs without ``indent``.
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(data, ensure_ascii=False, indent=indent)
+    else:
+        # Compact is several times faster: the C encoder only runs without ``indent``.
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate (from a request's JSON or argv) as its escape: UTF-8 out, always.
+    return text if text.isascii() else escape_surrogates(text)
 
 
 def from_jsonable(cls: type[T], data: Any) -> T:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt.errors import SkillrtError
+from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
     from skillrt.loading.report import LoadResult
@@ -94,6 +95,7 @@ def build_turn_context(
     ``record=False`` routes without writing the T1 event (the caller records it, as the
     daemon does through its background writer); ``surface`` labels that event.
     """
+    prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
     resolution = runtime.resolve(prompt, surface="user")
     if resolution.mentions:
         diagnostics = tuple({"code": d.code, "message": d.message} for d in resolution.diagnostics)

@@ -185,7 +185,7 @@ def test_validate_exit_codes(
     home: Path, tmp_path: Path, make_skill: Make, capsys: pytest.CaptureFixture[str]
 ) -> None:
     good = make_skill("good", root=tmp_path / "v")
-    warn = make_skill("warn", root=tmp_path / "v", folder="warn-folder")
+    warn = make_skill("warn", root=tmp_path / "v", license=["not", "a", "string"])
     bad = make_skill("bad", description="x" * 1100, root=tmp_path / "v")
     assert run(capsys, "validate", str(good))[0] == 0
     assert run(capsys, "validate", str(good / "SKILL.md"))[0] == 0
@@ -199,13 +199,35 @@ def test_validate_exit_codes(
     assert code == 1 and data["results"][0]["diagnostics"][0]["code"] == "PATH_NOT_FOUND"
 
 
+def test_validate_fails_on_a_folder_that_does_not_match_the_name(
+    home: Path, tmp_path: Path, make_skill: Make, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The spec says the name must match the folder and skills-ref 0.1.1 reports it as
+    an error: validate fails on it. Discovery stays lenient (S4): the skill is listed
+    under its frontmatter name, with the mismatch as a warning."""
+    folder = make_skill("the-name", root=tmp_path / "v", folder="other-folder")
+    code, data, _ = run(capsys, "validate", str(folder), "--json")
+    assert code == 1 and data["valid"] is False
+    [diag] = data["results"][0]["diagnostics"]
+    assert (diag["code"], diag["severity"]) == ("NAME_DIR_MISMATCH", "error")
+    assert diag["message"] == "Directory name 'other-folder' must match skill name 'the-name'"
+    code, out, _ = run(capsys, "validate", str(tmp_path / "v"))
+    assert code == 1 and "FAIL the-name" in out
+    code, listed, _ = run(capsys, "list", "--root", str(tmp_path / "v"), "--json")
+    [entry] = listed["skills"]
+    assert entry["name"] == "the-name" and entry["valid"] is True
+    assert [(d["code"], d["severity"]) for d in entry["diagnostics"]] == [
+        ("NAME_DIR_MISMATCH", "warning")
+    ]
+
+
 def test_validate_a_root_reports_every_skill(
     home: Path, catalogue: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, _ = run(capsys, "validate", str(catalogue))
     assert code == 1
     assert "FAIL" in out and "[FRONTMATTER_MISSING]" in out
-    assert out.splitlines()[-1] == "5 checked, 1 with problems"
+    assert out.splitlines()[-1] == "5 checked, 2 with problems"  # and badname's folder
 
 
 def test_validate_the_bundled_examples(home: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -53,3 +53,25 @@ def test_constants_and_refusals() -> None:
         fastjson.dumps({1: "a"})
     with pytest.raises(TypeError):
         fastjson.dumps({"a": object()})
+
+
+@pytest.mark.parametrize("depth", [5_000, 200_000])
+def test_deep_nesting_is_a_value_error_not_a_recursion_error(depth: int) -> None:
+    """Past the interpreter's recursion limit (wherever it is: a newer Python may parse
+    5,000 levels) a document is a ValueError like any bad one, never a RecursionError."""
+    for text in ("[" * depth + "]" * depth, '{"a":' * depth + "0" + "}" * depth):
+        try:
+            assert fastjson.loads(text) == json.loads(text)
+        except ValueError as exc:
+            assert "deeply nested" in str(exc)
+    with pytest.raises(ValueError, match="deeply nested"):
+        fastjson.loads("[" * 200_000 + "]" * 200_000)
+    nested: Any = []
+    for _ in range(depth):
+        nested = [nested]
+    with pytest.raises(ValueError, match="deeply nested"):
+        fastjson.dumps(nested)
+
+
+def test_moderate_nesting_still_parses() -> None:
+    assert fastjson.loads("[" * 200 + "]" * 200) == json.loads("[" * 200 + "]" * 200)

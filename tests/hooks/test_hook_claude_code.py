@@ -209,3 +209,32 @@ def test_gemini_and_codex_answer_in_their_event(project: Path, skills: Path) -> 
     )
     out = hook_output(codex)
     assert out is not None and out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
+
+
+def test_a_fifo_as_the_transcript_never_hangs_the_hook(
+    project: Path, skills: Path, tmp_path: Path
+) -> None:
+    """Nobody writes to it: a blocking open would wait for good (the subprocess timeout
+    is only a guard). The hook answers without history."""
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    proc = run_hook(
+        project, skills, "please do a code review of my pr", transcript=fifo, timeout=60
+    )
+    out = hook_output(proc)
+    assert out is not None and out["systemMessage"] == "Using skill: code-review"
+
+
+def test_a_deeply_nested_transcript_line_is_skipped(
+    project: Path, skills: Path, tmp_path: Path
+) -> None:
+    """A line nested past the parser's recursion limit is one unreadable line: the hook
+    still answers, with the history around it."""
+    transcript = write_transcript(tmp_path / "t.jsonl", [("user", "an earlier question")])
+    with transcript.open("a", encoding="utf-8") as fh:
+        fh.write("[" * 100_000 + "]" * 100_000 + "\n")
+        fh.write('{"a":' * 3000 + "1" + "}" * 3000 + "\n")
+    out = hook_output(
+        run_hook(project, skills, "please do a code review of my pr", transcript=transcript)
+    )
+    assert out is not None and out["systemMessage"] == "Using skill: code-review"

@@ -125,3 +125,34 @@ def test_any_bytes_never_raise_and_stay_bounded(data: bytes, turns: int, chars: 
         history = read_history(fh.name, turns=turns, max_chars=chars)
     assert len(history) <= turns
     assert sum(len(m["content"]) for m in history) <= chars
+
+
+def test_a_fifo_gives_no_history_without_waiting(tmp_path: Path) -> None:
+    import os
+    import threading
+
+    fifo = tmp_path / "t.jsonl"
+    os.mkfifo(fifo)
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(read_history(str(fifo))), daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a guard against a hang, not a performance bound
+    if worker.is_alive():
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))  # let the reader go
+        raise AssertionError("reading a FIFO transcript blocked")
+    assert out == [[]]
+
+
+def test_lines_nested_past_the_recursion_limit_are_skipped(tmp_path: Path) -> None:
+    path = write_transcript(tmp_path / "t.jsonl", [("user", "kept"), ("assistant", "also kept")])
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write("[" * 100_000 + "]" * 100_000 + "\n")
+        deep = {"type": "user", "message": {"role": "user", "content": "x"}}
+        fh.write('{"n":' * 2000 + json.dumps(deep) + "}" * 2000 + "\n")
+    assert [m["content"] for m in read_history(str(path))] == ["kept", "also kept"]
+
+
+def test_a_deeply_nested_document_gives_no_history(tmp_path: Path) -> None:
+    path = tmp_path / "session.json"
+    path.write_text('{"messages": ' + "[" * 50_000 + "]" * 50_000 + "}", encoding="utf-8")
+    assert read_history(str(path)) == []

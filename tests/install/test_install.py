@@ -104,7 +104,11 @@ def test_user_scope_creates_and_removes_the_file(project: Path, home: Path) -> N
                 {
                     "matcher": "",
                     "hooks": [
-                        {"type": "command", "command": "skillrt hook claude-code", "timeout": 10}
+                        {
+                            "type": "command",
+                            "command": "skillrt hook claude-code --client-roots",
+                            "timeout": 10,
+                        }
                     ],
                 }
             ]
@@ -358,3 +362,141 @@ def test_cli_names_the_installer_clients() -> None:
     from skillrt.install.targets import CLIENTS, FOLDERS
 
     assert CLI_CLIENTS == CLIENTS == tuple(FOLDERS)
+
+
+# -- the file's own mode and layout (issue 22) ----------------------------------------
+
+#: json.dumps layouts a settings file may have: indented (2, 4, tab), compact with or
+#: without spaces after the separators.
+_LAYOUTS = st.sampled_from(
+    [
+        {"indent": 2},
+        {"indent": 4},
+        {"indent": "\t"},
+        {"indent": 2, "separators": (",", ":")},
+        {"indent": None},
+        {"indent": None, "separators": (",", ":")},
+        {"indent": None, "separators": (", ", ":")},
+    ]
+)
+_MODES = st.sampled_from([0o644, 0o600, 0o640, 0o664, 0o444 | 0o200])
+
+
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    _settings,
+    _LAYOUTS,
+    st.booleans(),
+    st.booleans(),
+    _MODES,
+    st.sampled_from(["claude-code", "gemini", "cursor", "codex"]),
+)
+def test_install_keeps_mode_and_layout_and_uninstall_gives_back_the_bytes(
+    tmp_path: Path,
+    data: dict[str, Any],
+    layout: dict[str, Any],
+    ascii_only: bool,
+    final_newline: bool,
+    mode: int,
+    client: str,
+) -> None:
+    import stat
+    import tempfile
+
+    from skillrt.install import apply
+
+    with tempfile.TemporaryDirectory(dir=tmp_path) as d:
+        folder = Path(d) / ".x"
+        folder.mkdir()
+        name = {"claude-code": "settings.json", "gemini": "settings.json", "cursor": "mcp.json",
+                "codex": "hooks.json"}  # fmt: skip
+        path = folder / name[client]
+        original = json.dumps(data, ensure_ascii=ascii_only, **layout)
+        original += "\n" if final_newline else ""
+        path.write_bytes(original.encode("utf-8"))
+        path.chmod(mode)
+        target = Target(client, folder, ["skillrt"], ["--root", "/skills"])
+
+        apply(plan(target))
+        installed = path.read_text(encoding="utf-8")
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+        assert (
+            json.loads(installed).items()
+            >= {k: v for k, v in data.items() if k not in ("hooks", "mcpServers")}.items()
+        )
+        if data:  # "{}" has no layout of its own
+            one_line = layout["indent"] is None
+            assert ("\n" in installed.rstrip("\n")) is not one_line, installed
+        assert installed.endswith("\n") is final_newline
+        assert installed.isascii() or not ascii_only
+
+        apply(plan(target, uninstall=True))
+        assert path.read_bytes() == original.encode("utf-8")
+        assert stat.S_IMODE(path.stat().st_mode) == mode
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.sampled_from(
+            ['model = "o3"', "# a comment", "", "[tui]", "notify = true", '[mcp_servers.x]',
+             'command = "x"', "   ", "approval = 'never'"]
+        ),
+        max_size=8,
+    ),
+    st.booleans(),
+    _MODES,
+)  # fmt: skip
+def test_codex_config_toml_round_trip_is_byte_exact(
+    tmp_path: Path, lines: list[str], final_newline: bool, mode: int
+) -> None:
+    import stat
+    import tempfile
+
+    from skillrt.install import apply
+
+    text = "\n".join(lines) + ("\n" if final_newline and lines else "")
+    try:
+        tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return  # not a config file Codex would read either
+    with tempfile.TemporaryDirectory(dir=tmp_path) as d:
+        folder = Path(d) / ".codex"
+        folder.mkdir()
+        config = folder / "config.toml"
+        config.write_bytes(text.encode())
+        config.chmod(mode)
+        target = Target("codex", folder, ["skillrt"])
+        apply(plan(target))
+        assert "mcp_servers" in tomllib.loads(config.read_text())
+        assert stat.S_IMODE(config.stat().st_mode) == mode
+        apply(plan(target, uninstall=True))
+        assert config.read_bytes() == text.encode()
+        assert stat.S_IMODE(config.stat().st_mode) == mode
+
+
+def test_cli_install_keeps_a_compact_644_settings_file(project: Path, home: Path) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = '{"model":"opus","permissions":{"allow":["Bash(ls)"]}}'
+    settings.write_text(original)
+    settings.chmod(0o644)
+    assert install(project, home, "claude-code").returncode == 0
+    installed = settings.read_text()
+    assert "\n" not in installed and '"model":"opus"' in installed
+    assert settings.stat().st_mode & 0o777 == 0o644
+    assert install(project, home, "claude-code", "--uninstall").returncode == 0
+    assert settings.read_text() == original and settings.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_new_settings_file_gets_the_usual_mode(project: Path, home: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        assert install(project, home, "claude-code").returncode == 0
+    finally:
+        os.umask(old)
+    assert (project / ".claude" / "settings.json").stat().st_mode & 0o777 == 0o644

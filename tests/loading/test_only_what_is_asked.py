@@ -172,6 +172,13 @@ def test_routing_on_bodies_reads_skill_md_only(
     rt = SkillRuntime(roots=[root], persist=False)
     try:
         access_log.clear()
+        assert len(rt.registry) == 2
+        # Discovery looks into skill folders for nested SKILL.md files (a stat of
+        # references/SKILL.md), but opens nothing else.
+        opened = [e for e in access_log if e.startswith("open:") and not e[5:].isdigit()]
+        assert opened and all(e.endswith("/SKILL.md") for e in opened), opened
+        assert "x.sh" not in " ".join(access_log) and "ref.md" not in " ".join(access_log)
+        access_log.clear()
         result = rt.route("reconcile the ledger statements")
     finally:
         rt.close()

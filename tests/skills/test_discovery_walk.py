@@ -89,13 +89,17 @@ def test_vcs_and_dependency_folders_are_skipped(
     assert found == ["visible"]
 
 
-def test_skill_folders_are_not_searched_for_more_skills(
+def test_skill_folders_are_searched_for_nested_skill_files(
     skills_root: Path, make_skill: Make
 ) -> None:
+    """The walk yields them marked as nested; the registry decides (test_nested_skills)."""
     outer = make_skill("outer", root=skills_root)
     make_skill("inner", root=outer / "references")
-    found, _ = walk(skills_root)
-    assert found == ["outer"]
+    report = WalkReport(diagnostics=[])
+    cfg = DiscoveryConfig(conventional_roots=False)
+    found = list(walk_root(Root(skills_root, None, "project"), cfg, report))
+    assert [(f.path.name, f.enclosing) for f in found] == [("outer", ()), ("inner", (outer,))]
+    assert report.dirs_visited == 2  # the root and outer: folders inside skills not counted
 
 
 def test_lowercase_skill_md_is_found(skills_root: Path) -> None:

@@ -12,8 +12,10 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from skillrt.errors import InvalidFrontmatter
 from skillrt.skills import fastyaml
-from skillrt.skills.frontmatter import split_frontmatter
+from skillrt.skills.frontmatter import load_yaml_mapping, split_frontmatter
+from skillrt.skills.validate import validate_frontmatter
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples" / "skills"
@@ -172,3 +174,129 @@ def test_never_disagrees_with_pyyaml_on_dumped_mappings(
 ) -> None:
     source = yaml.safe_dump(data, default_flow_style=flow, width=width, allow_unicode=True)
     assert_agrees(source)
+
+
+# -- the whole frontmatter reader against yaml.safe_load (issue 22) -------------------
+
+
+def _safe_load(source: str) -> Any:
+    """``yaml.safe_load`` with the loader skillrt uses: libyaml's where installed. Its
+    scanner and the pure-Python one differ on a few whitespace cases (``a: \\t`` is
+    ``{'a': None}`` to libyaml and an error to the Python scanner)."""
+    try:
+        return yaml.load(source, Loader=LOADER)
+    except Exception as exc:
+        return exc
+
+
+def assert_frontmatter_agrees(source: str) -> None:
+    """``load_yaml_mapping`` is ``yaml.safe_load``, key types and all, except where
+    SPEC S4's leniency or a safety check decides: YAML that does not parse may be read
+    by the quoting retry (reported as repaired), and alias bombs or absurd nesting are
+    refused."""
+    expected = _safe_load(source)
+    try:
+        data, repaired = load_yaml_mapping(source)
+    except InvalidFrontmatter as exc:
+        if isinstance(expected, dict):
+            assert exc.reason in ("YAML_ALIASES", "FRONTMATTER_TOO_DEEP"), (source, exc)
+        return
+    if isinstance(expected, Exception):
+        assert repaired, (source, data)  # only the S4 retry reads what PyYAML refuses
+        return
+    assert not repaired, source
+    expected = {} if expected is None else expected
+    assert data == expected, source
+    assert repr(data) == repr(expected), source  # 1 and True, "1" and 1 stay apart
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "1: a\n'1': b\nname: x\n",
+        '1: a\n"1": b\n',
+        "null: x\n~: y\nNone: z\n",
+        "yes: 1\n'yes': 2\ntrue: 3\n",
+        "1.5: a\n'1.5': b\n",
+        "k" * 1025 + ": v\n",
+        "m:\n  " + "k" * 1025 + ": v\n",
+        "name: x\n" + "k" * 1024 + ": v\n",
+    ],
+)
+def test_keys_are_what_pyyaml_makes_of_them(source: str) -> None:
+    assert_frontmatter_agrees(source)
+
+
+def test_a_key_over_1024_characters_is_refused_like_pyyaml() -> None:
+    assert fastyaml.parse("k" * 1025 + ": v\n") is None
+    assert fastyaml.parse("k" * 1024 + ": v\n") == {"k" * 1024: "v"}
+    with pytest.raises(InvalidFrontmatter):
+        load_yaml_mapping("name: x\n" + "k" * 1025 + ": v\n")
+
+
+def test_non_string_keys_are_reported_as_unexpected_fields() -> None:
+    data, _ = load_yaml_mapping("name: x\ndescription: d\n1: a\n'1': b\nnull: c\n")
+    codes = [(d.code, d.message) for d in validate_frontmatter(data, "x")]
+    assert codes[0][0] == "UNEXPECTED_FIELDS"
+    assert "'1', 1, null" in codes[0][1]
+
+
+_KEYS = st.one_of(
+    st.sampled_from(
+        [
+            "name",
+            "description",
+            "1",
+            "'1'",
+            '"1"',
+            "null",
+            "~",
+            "'null'",
+            "yes",
+            "'yes'",
+            "True",
+            "1.5",
+            "-1",
+            "0x1f",
+            "'a b'",
+            '"x"',
+            "a.b",
+            "_k",
+            "metadata",
+            "1e3",
+            "? k",
+        ]
+    ),  # fmt: skip
+    st.integers(1015, 1030).map(lambda n: "k" * n),
+    st.integers(1015, 1030).map(lambda n: "'" + "q" * n + "'"),
+    st.from_regex(r"[a-z_][a-z0-9_.-]{0,6}", fullmatch=True),
+)
+_VALUES = st.sampled_from(
+    ["v", "'q'", '"d"', "1", "yes", "~", "", "[a, 1]", "a: b", "x #c", "|\n  t", ">-\n  f",
+     "\n  - i\n  - 2", "\n  k: v\n  1: w", "{a: 1}", "&a x", "*a", "'it''s'", "2001-01-01"]
+)  # fmt: skip
+
+
+@settings(
+    max_examples=int(os.environ.get("FASTYAML_FUZZ", "400")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(st.tuples(_KEYS, _VALUES, st.sampled_from(["", "  "])), max_size=6))
+@example([("1", "a", ""), ("'1'", "b", "")])
+@example([("k" * 1025, "v", "")])
+def test_frontmatter_never_disagrees_with_safe_load(lines: list[tuple[str, str, str]]) -> None:
+    source = "".join(f"{indent}{key}: {value}\n" for key, value, indent in lines)
+    assert_frontmatter_agrees(source)
+
+
+@settings(
+    max_examples=int(os.environ.get("FASTYAML_FUZZ", "400")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(st.lists(_LINE, max_size=10), st.booleans())
+def test_frontmatter_never_disagrees_with_safe_load_on_token_soup(
+    lines: list[str], final_nl: bool
+) -> None:
+    assert_frontmatter_agrees("\n".join(lines) + ("\n" if final_nl else ""))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import gc
 from collections.abc import Callable
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 import pytest
 
 from skillrt.config import DiscoveryConfig, RootConfig
+from skillrt.fileopen import open_regular
 from skillrt.runtime import SkillRuntime
 from skillrt.skills.registry import SkillRegistry
 
@@ -54,13 +54,12 @@ def test_reader_stops_at_the_closing_fence(
     skills_root: Path, big_skills: list[Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     counter: dict[str, int] = {}
-    real_open = builtins.open
 
-    def counting_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
-        fh = real_open(file, mode, *args, **kwargs)
-        return CountingFile(fh, counter, str(file)) if "b" in mode else fh
+    def counting_open(file: Any, **kwargs: Any) -> Any:
+        fh, st = open_regular(file, **kwargs)
+        return CountingFile(fh, counter, str(file)), st
 
-    monkeypatch.setattr("skillrt.skills.reader.open", counting_open, raising=False)
+    monkeypatch.setattr("skillrt.skills.reader.open_regular", counting_open)
     reg = discover(skills_root)
     assert len(reg) == 3
     assert len(counter) == 3

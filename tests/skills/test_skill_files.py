@@ -346,7 +346,7 @@ def test_permission_denied_is_unreadable(tmp_path: Path, monkeypatch: pytest.Mon
         raise PermissionError(13, "Permission denied")
 
     # Tests run as root, where chmod 000 does not stop a read: fail the open instead.
-    monkeypatch.setattr("skillrt.skills.reader.open", denied, raising=False)
+    monkeypatch.setattr("skillrt.skills.reader.open_regular", denied)
     item = broken_at(d)
     assert codes(item) == ["SKILL_FILE_UNREADABLE"]
     assert "Permission denied" in item.diagnostics[0].message

@@ -20,6 +20,10 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
+        if "-h" in args or "--help" in args:
+            from skillrt.cli.hook_cmds import print_hook_help
+
+            return print_hook_help()
         from skillrt.hooks.entry import main as hook_main
 
         return hook_main(args[1:])

@@ -8,7 +8,9 @@ This is the only layer that reads environment variables.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import io
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -37,6 +39,9 @@ COMMAND_MODULES = (
 )
 
 Handler = Callable[["CliContext"], int]
+#: Walk diagnostics every command reports, as ``list`` does: a root that is not there
+#: or a walk cut short means skills the user expects may be missing.
+WALK_WARNINGS = frozenset({"ROOT_NOT_FOUND", "ROOT_DIR_LIMIT"})
 
 
 @dataclass
@@ -45,6 +50,8 @@ class CliContext:
 
     args: argparse.Namespace
     _runtime: SkillRuntime | None = field(default=None, repr=False)
+    #: Set once the walk's warnings are out (``list`` prints them with its output).
+    walk_reported: bool = False
 
     @property
     def json(self) -> bool:
@@ -106,9 +113,31 @@ class CliContext:
             runtime.build_progress = ProgressBar().build
         return runtime
 
+    def walk_warnings(self) -> list[dict[str, Any]]:
+        """The walk's warnings (:data:`WALK_WARNINGS`) not reported yet, as JSON, if
+        the command discovered skills; each is reported once."""
+        registry = self._runtime.discovered if self._runtime is not None else None
+        if registry is None or self.walk_reported:
+            return []
+        from skillrt.serialize import to_jsonable
+
+        found = [to_jsonable(d) for d in registry.diagnostics if d.code in WALK_WARNINGS]
+        self.walk_reported = bool(found)
+        return found
+
     def emit(self, data: Any, human: Callable[[], str] | str | None = None) -> None:
-        """Print ``data`` as one JSON document with --json, else the human rendering."""
+        """Print ``data`` as one JSON document with --json, else the human rendering.
+
+        With --json, the walk's warnings (a missing root, a cut walk) ride along under
+        ``warnings``; in human form :func:`main` prints them on stderr at the end."""
         if self.json:
+            warnings = self.walk_warnings()
+            if warnings:
+                from skillrt.serialize import to_jsonable
+
+                doc = to_jsonable(data)
+                if isinstance(doc, dict) and "warnings" not in doc:
+                    data = {**doc, "warnings": warnings}
             sys.stdout.write(dump_json(data) + "\n")
             return
         text = human() if callable(human) else human
@@ -133,7 +162,8 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         action="append",
         metavar="DIR",
         default=default,
-        help="skill root to search (repeatable); when given, only these",
+        help="skill root to search (repeatable); when given, only these roots are searched "
+        "(no configured or conventional ones)",
     )
     parser.add_argument(
         "--config", metavar="FILE", default=default, help="config file (default ./skillrt.yaml)"
@@ -169,6 +199,10 @@ class ArgumentParser(argparse.ArgumentParser):
         raise UsageExit(self, message)
 
 
+class VersionExit(Exception):
+    """Raised by ``--version`` so ``main`` prints it as text or, with ``--json``, as JSON."""
+
+
 class _VersionAction(argparse.Action):
     """``--version``, reading the installed version only when asked (it costs an import)."""
 
@@ -176,10 +210,28 @@ class _VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, help="show the version and exit")
 
     def __call__(self, parser: argparse.ArgumentParser, *_args: Any, **_kwargs: Any) -> None:
-        import skillrt
+        raise VersionExit
 
-        sys.stdout.write(f"skillrt {skillrt.__version__}\n")
-        parser.exit()
+
+def group_help(parser: argparse.ArgumentParser) -> Handler:
+    """The handler of a command group run without its action: its help on stderr and
+    exit 2, or with ``--json`` the usage error as the one JSON document."""
+
+    def handler(ctx: CliContext) -> int:
+        if not ctx.json:
+            parser.print_help(sys.stderr)
+            return 2
+        from skillrt.errors import UsageError
+
+        groups = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        names = [name for group in groups for name in group.choices]
+        what = str(groups[0].metavar or "command").lower() if groups else "command"
+        raise UsageError(
+            f"{parser.prog}: name a{'n' if what[0] in 'aeiou' else ''} {what}: " + ", ".join(names),
+            usage=parser.format_usage().strip(),
+        )
+
+    return handler
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -208,22 +260,37 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     parser = build_parser()
     arg_list = list(sys.argv[1:] if argv is None else argv)
+    # --json promises one JSON document on stdout, for usage errors, --help and
+    # --version too: what argparse would print is caught and answered in JSON.
+    json_wanted = "--json" in arg_list
+    printed = io.StringIO()
     try:
-        args = parser.parse_args(arg_list)
+        with contextlib.redirect_stdout(printed) if json_wanted else contextlib.nullcontext():
+            args = parser.parse_args(arg_list)
     except UsageExit as exc:
-        if "--json" in arg_list:
-            sys.stdout.write(dump_json({"error": UsageError(exc.message).to_dict()}) + "\n")
+        if json_wanted:
+            error = UsageError(exc.message, usage=exc.parser.format_usage().strip())
+            sys.stdout.write(dump_json({"error": error.to_dict()}) + "\n")
         else:
             exc.parser.print_usage(sys.stderr)
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
         return 2
-    except SystemExit as exc:  # --help and --version
+    except VersionExit:
+        import skillrt
+
+        if json_wanted:
+            sys.stdout.write(dump_json({"name": "skillrt", "version": skillrt.__version__}) + "\n")
+        else:
+            sys.stdout.write(f"skillrt {skillrt.__version__}\n")
+        return 0
+    except SystemExit as exc:  # --help
+        if json_wanted:
+            sys.stdout.write(dump_json({"help": printed.getvalue()}) + "\n")
         return exc.code if isinstance(exc.code, int) else 0
     ctx = CliContext(args)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help(sys.stderr)
-        return 2
+        handler = group_help(parser)
     try:
         return handler(ctx)
     except UsageError as exc:
@@ -243,12 +310,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         _report(ctx, InternalError(f"{type(exc).__name__}: {exc}").to_dict())
         return 1
     finally:
+        if not ctx.json:
+            _warn_walk(ctx)
         if ctx._runtime is not None:
             ctx._runtime.close()
 
 
 def _report(ctx: CliContext, err: dict[str, Any]) -> None:
     if ctx.json:
-        sys.stdout.write(dump_json({"error": err}) + "\n")
+        doc: dict[str, Any] = {"error": err}
+        warnings = ctx.walk_warnings()  # often the cause: "no skill named x" in no root
+        if warnings:
+            doc["warnings"] = warnings
+        sys.stdout.write(dump_json(doc) + "\n")
     else:
+        _warn_walk(ctx)
         sys.stderr.write(f"skillrt: error [{err['code']}]: {err['message']}\n")
+
+
+def _warn_walk(ctx: CliContext) -> None:
+    for w in ctx.walk_warnings():
+        sys.stderr.write(f"skillrt: warning [{w['code']}]: {w['message']}\n")

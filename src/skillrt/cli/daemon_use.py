@@ -34,6 +34,7 @@ def add_daemon_options(p: argparse.ArgumentParser) -> None:
 
 def identity(ctx: CliContext) -> dict[str, Any]:
     """What this command would serve: compared with the daemon's own identity."""
+    from skillrt.cli.client_roots import enabled
     from skillrt.cli.settings import config_file, flag_roots
 
     roots = flag_roots(getattr(ctx.args, "root", None), Path.cwd())
@@ -42,6 +43,8 @@ def identity(ctx: CliContext) -> dict[str, Any]:
         "roots": [str(r.path) for r in roots] if roots is not None else None,
         "config": str(config) if config else None,
         "project_dir": str(ctx.config().project_dir),
+        # a hook with --client-roots asks only a daemon that searches them too
+        "client_roots": enabled(ctx.config().discovery),
     }
 
 

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.install import Applied
 
+from skillrt.cli.client_roots import CLIENT_ROOTS
+
 #: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the
 #: installer.
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
@@ -67,10 +69,58 @@ def register(
     p.set_defaults(handler=cmd_install)
 
 
+HOOK_HELP = """
+Run as a coding agent's prompt hook: the client's hook JSON on stdin (its prompt,
+transcript_path and cwd), the skill context on stdout in the client's own JSON (the
+$name skill, else the routed one), or nothing. Exit 0 whatever happens: a failure is
+logged to <state dir>/hook.log and the prompt goes on without context. `skillrt install
+CLIENT` writes the hook into the client's settings.
+
+clients:
+  claude-code      Claude Code's UserPromptSubmit hook
+  codex            Codex CLI's UserPromptSubmit hook
+  gemini           Gemini CLI's BeforeAgent hook
+
+options:
+  -h, --help       show this help and exit
+  --root DIR       a skill root to search (repeatable); when given, only these
+                   roots are searched
+  --config FILE    config file (default <project>/skillrt.yaml)
+  --state DIR      state folder (default <project>/.skillrt/)
+  --socket PATH    the daemon to ask (default: the state folder's, or SKILLRT_SOCKET)
+  --no-daemon      build the runtime in this process; never ask a daemon
+  --client-roots   also search the client's own skill folders: .claude/skills
+                   (claude-code) or .codex/skills (codex), in the project and in ~
+  --budget CHARS   the context's character budget (default 9,500)
+  --history-turns N  transcript messages the router reads (default 6)
+  --timeout SECONDS  how long to wait for the daemon's answer
+"""
+
+
+def hook_help() -> str:
+    from skillrt.hooks.entry import USAGE
+
+    return USAGE + "\n" + HOOK_HELP
+
+
+def print_hook_help() -> int:
+    sys.stdout.write(hook_help())
+    return 0
+
+
 def cmd_hook(ctx: CliContext) -> int:
     from skillrt.hooks.entry import main
 
-    return main(list(ctx.args.rest))
+    rest = list(ctx.args.rest)
+    if "-h" in rest or "--help" in rest:  # also after the client: hook codex --help
+        ctx.emit({"help": hook_help()}, hook_help)
+        return 0
+    if ctx.json:
+        from skillrt.errors import UsageError
+
+        # The hook's output is the client's JSON (or nothing), never skillrt's --json.
+        raise UsageError("hook takes no --json: it prints the client's own hook JSON")
+    return main(rest)
 
 
 def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
@@ -114,6 +164,11 @@ def cmd_install(ctx: CliContext) -> int:
     if getattr(args, "state", None):
         flags += ["--state", str(Path(args.state).resolve())]
     hook_flags = ["--socket", str(Path(args.socket).resolve())] if args.socket else []
+    # The client's own skill folders (.claude/skills, .codex/skills) are searched by
+    # the hook written for it; explicit --root folders are searched alone.
+    client_roots = bool(CLIENT_ROOTS.get(args.client)) and not getattr(args, "root", None)
+    if client_roots:
+        hook_flags.append("--client-roots")
     program, hook_program = _programs(args.command)
     target = Target(
         client=args.client,
@@ -125,7 +180,7 @@ def cmd_install(ctx: CliContext) -> int:
         timeout_s=args.timeout,
     )
     applied = apply(plan(target, uninstall=args.uninstall), dry_run=args.dry_run)
-    data = {
+    data: dict[str, Any] = {
         "client": args.client,
         "scope": "user" if args.user else "project",
         "action": "uninstall" if args.uninstall else "install",
@@ -135,12 +190,53 @@ def cmd_install(ctx: CliContext) -> int:
             for a in applied
         ],
     }
+    if not args.uninstall:
+        data.update(_skills_seen(ctx, args.client, client_roots))
     ctx.emit(data, lambda: _render(data, applied))
+    for warning in data.get("warnings", ()):
+        if not ctx.json:
+            sys.stderr.write(f"skillrt: warning [{warning['code']}]: {warning['message']}\n")
     return 0
+
+
+def _skills_seen(ctx: CliContext, client: str, client_roots: bool) -> dict[str, Any]:
+    """How many skills what install wrote will see, from this folder (a user-scope hook
+    sees each project's own; this one stands for them): ``skill_count``, the
+    ``searched`` roots, and a ``NO_SKILLS`` warning at 0."""
+    from skillrt.cli.client_roots import FOLDERS, with_client_roots
+    from skillrt.cli.settings import flag_roots
+    from skillrt.skills.discovery import resolve_roots
+    from skillrt.skills.registry import SkillRegistry
+
+    config = ctx.config()
+    if client_roots:
+        config = with_client_roots(config, client)
+    explicit = flag_roots(getattr(ctx.args, "root", None), Path.cwd())
+    discovery = config.discovery
+    roots = resolve_roots(discovery, config.project_dir, explicit)
+    registry = SkillRegistry.from_roots(roots, discovery)
+    searched = [str(r.path) for r in roots if r.path.is_dir()]
+    out: dict[str, Any] = {"skill_count": len(registry), "searched": searched}
+    if not len(registry):
+        what = "hook" if client != "cursor" else "MCP server"
+        own = [FOLDERS[n] for n in CLIENT_ROOTS.get(client, ())] or [".agents/skills"]
+        out["warnings"] = [
+            {
+                "code": "NO_SKILLS",
+                "message": f"the {what} will see no skills from {Path.cwd()}: put skills in "
+                f"{' or '.join(own)} (or pass --root DIR to install)",
+            }
+        ]
+    return out
 
 
 def _render(data: dict[str, Any], applied: list[Applied]) -> str:
     lines = []
+    if "skill_count" in data:
+        what = "hook" if data["client"] != "cursor" else "MCP server"
+        count = data["skill_count"]
+        found_in = f" (in {', '.join(data['searched'])})" if data["searched"] else ""
+        lines.append(f"the {what} will see {count} skill{'s' if count != 1 else ''}{found_in}")
     for a in applied:
         if not a.changed:
             lines.append(f"unchanged {a.path}")

@@ -212,7 +212,6 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
 def cmd_eval(ctx: CliContext) -> int:
     import dataclasses
 
-    from skillrt.config import DiscoveryConfig
     from skillrt.errors import UsageError
     from skillrt.store import MEMORY, open_location, open_store
 
@@ -228,10 +227,12 @@ def cmd_eval(ctx: CliContext) -> int:
     if not args.catalog and not roots:
         raise UsageError("eval needs --catalog FILE, --root DIR, or both")
     config = _routing_config(ctx, **changes)
-    # Only the catalogue and the given roots are routed over: no conventional folders.
-    config = config.replace_section(
-        discovery=dataclasses.replace(DiscoveryConfig(), conventional_roots=False)
+    # Only the catalogue and the given roots are routed over: no configured or
+    # conventional folders, but the config's walk limits as every command reads them.
+    discovery = dataclasses.replace(
+        config.discovery, roots=(), conventional_roots=False, claude_roots=False, codex_roots=False
     )
+    config = config.replace_section(discovery=discovery)
     state = getattr(args, "state", None)
     store = open_store(config) if state else open_location(MEMORY)
     runtime = ctx.open_runtime(

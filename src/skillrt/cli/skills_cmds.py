@@ -51,8 +51,18 @@ def _entry_json(entry: SkillEntry) -> dict[str, Any]:
 
 
 def cmd_list(ctx: CliContext) -> int:
-    registry = ctx.runtime.registry
+    runtime = ctx.runtime
+    registry = runtime.registry
+    ctx.walk_reported = True  # its diagnostics are part of the listing
     entries = registry.list(include_disabled=not ctx.args.enabled_only)
+    diagnostics = list(registry.diagnostics)
+    if runtime.explicit_roots is None:  # --root means these roots: nothing to point at
+        from skillrt.skills.discovery import resolve_roots, unsearched_folders
+
+        discovery, project = runtime.config.discovery, runtime.config.project_dir
+        diagnostics += unsearched_folders(
+            discovery, project, resolve_roots(discovery, project, None)
+        )
     broken = [
         {
             "path": str(b.path),
@@ -76,7 +86,7 @@ def cmd_list(ctx: CliContext) -> int:
             }
             for s in registry.shadowed
         ],
-        "diagnostics": to_jsonable(registry.diagnostics),
+        "diagnostics": to_jsonable(diagnostics),
     }
 
     def human() -> str:
@@ -102,7 +112,7 @@ def cmd_list(ctx: CliContext) -> int:
                 lines.append(f"broken: {b.path}: [{d.code}] {d.message}")
         for sh in registry.shadowed:
             lines.append(f"shadowed: {sh.skill.path}: {sh.reason}")
-        for d in registry.diagnostics:
+        for d in diagnostics:
             lines.append(f"{d.severity}: [{d.code}] {d.message}")
         lines.append(
             f"{len(entries)} skills, {len(registry.broken)} broken, "

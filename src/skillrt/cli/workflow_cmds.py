@@ -104,11 +104,9 @@ def _mode_options(p: argparse.ArgumentParser) -> None:
 
 
 def _help(parser: argparse.ArgumentParser) -> Callable[[CliContext], int]:
-    def handler(ctx: CliContext) -> int:
-        parser.print_help(sys.stderr)
-        return 2
+    from skillrt.cli.app import group_help
 
-    return handler
+    return group_help(parser)  # help on stderr, or the usage error under --json
 
 
 # -- the test hook ---------------------------------------------------------------------

@@ -197,6 +197,15 @@ class Daemon:
                     f"this daemon serves {key} {mine.get(key)!r}, not {expect[key]!r}",
                     field=key,
                 )
+        wanted = expect.get("client_roots")  # a hook's --client-roots: .claude/skills, ...
+        if wanted is not None:
+            if not isinstance(wanted, list):
+                raise DaemonRequestError("'expect.client_roots' must be a list")
+            if not set(map(str, wanted)) <= set(map(str, mine.get("client_roots") or ())):
+                raise DaemonMismatch(
+                    f"this daemon does not search the client folders {wanted!r}",
+                    field="client_roots",
+                )
         if (
             mine.get("roots") is None
             and "project_dir" in expect

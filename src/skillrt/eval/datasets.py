@@ -28,6 +28,7 @@ from skillrt.errors import CatalogError
 from skillrt.skills.model import Diagnostic, Skill
 from skillrt.skills.reader import build_skill
 from skillrt.skills.validate import normalise_name
+from skillrt.wellformed import well_formed_json
 
 __all__ = [
     "CatalogError",
@@ -116,7 +117,7 @@ def load_catalog_report(path: Path | str, *, base: Path | str | None = None) -> 
             problem(number, "CATALOG_LINE_TOO_LONG", f"over {MAX_LINE_BYTES} characters")
             continue
         try:
-            data = json.loads(line)
+            data = well_formed_json(json.loads(line))  # no lone surrogate reaches a model
         except json.JSONDecodeError as exc:
             problem(number, "CATALOG_BAD_JSON", f"not JSON: {exc.msg}")
             continue
@@ -171,7 +172,7 @@ def load_queries(path: Path | str, *, limit: int | None = None) -> list[Labelled
         if limit is not None and len(out) >= limit:
             break
         try:
-            data = json.loads(line)
+            data = well_formed_json(json.loads(line))
         except json.JSONDecodeError as exc:
             raise CatalogError(
                 f"{path}:{number}: not JSON: {exc.msg}", path=str(path), line=number

@@ -18,6 +18,7 @@ and ``$`` mention messages) is shown to the person.
 from __future__ import annotations
 
 from skillrt import fastjson
+from skillrt.wellformed import well_formed
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def parse_input(raw: bytes | str) -> HookInput:
         return value if isinstance(value, str) and value else None
 
     return HookInput(
-        prompt=prompt,
+        prompt=well_formed(prompt),  # JSON's "\\ud800" is a str no encoder takes
         cwd=opt("cwd"),
         transcript_path=opt("transcript_path"),
         session_id=opt("session_id"),

@@ -16,6 +16,8 @@ logs what it was doing, and exits 0 at once.
 
 Options (after the client name): ``--root DIR`` (repeatable), ``--config FILE``,
 ``--state DIR``, ``--socket PATH`` (or ``SKILLRT_SOCKET``), ``--no-daemon``,
+``--client-roots`` (also search the client's own skill folders: ``.claude/skills`` for
+claude-code, ``.codex/skills`` for codex; ``skillrt install`` writes it),
 ``--budget CHARS``, ``--history-turns N``, ``--timeout SECONDS`` (daemon answer),
 ``--deadline SECONDS`` (all told).
 """
@@ -35,8 +37,8 @@ if TYPE_CHECKING:
 
 USAGE = (
     "usage: skillrt hook {claude-code,codex,gemini} [--root DIR]... [--config FILE] "
-    "[--state DIR] [--socket PATH] [--no-daemon] [--budget CHARS] [--history-turns N] "
-    "[--timeout SECONDS] [--deadline SECONDS]"
+    "[--state DIR] [--socket PATH] [--no-daemon] [--client-roots] [--budget CHARS] "
+    "[--history-turns N] [--timeout SECONDS] [--deadline SECONDS]"
 )
 LOG_NAME = "hook.log"
 MAX_LOG_BYTES = 1_000_000
@@ -61,6 +63,7 @@ class Options:
         self.state: str | None = None
         self.socket: str | None = None
         self.no_daemon = False
+        self.client_roots = False
         self.budget: int | None = None
         self.history_turns = 6
         #: From the flags; None: from the config file, else the defaults above.
@@ -82,6 +85,9 @@ def parse_args(argv: list[str]) -> Options:
         arg = rest.pop(0)
         if arg == "--no-daemon":
             opts.no_daemon = True
+            continue
+        if arg == "--client-roots":
+            opts.client_roots = True
             continue
         flag, eq, value = arg.partition("=")
         if flag not in _VALUE_FLAGS:
@@ -309,16 +315,23 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         found = locate_state(opts.config, opts.state, cwd=Path(project))
         state_dir, project_dir = str(found[0]), str(found[1])
     roots = [os.path.realpath(os.path.join(project, r)) for r in opts.roots] or None
-    expect = {"roots": roots, "config": config_file, "project_dir": project_dir}
+    expect: dict[str, Any] = {"roots": roots, "config": config_file, "project_dir": project_dir}
+    if opts.client_roots:  # a daemon that does not search them serves other skills
+        from skillrt.cli.client_roots import present
+
+        # (only when one is there: else any daemon of these skills will do)
+        expect["client_roots"] = present(opts.client, project, os.environ.get("HOME"))
     return {"state_dir": os.path.abspath(state_dir), "expect": expect}
 
 
 def _config(opts: Options, project: str) -> Any:
     from pathlib import Path
 
+    from skillrt.cli.client_roots import with_client_roots
     from skillrt.cli.settings import load_config
 
-    return load_config(opts.config, opts.state, cwd=Path(project), home=os.environ.get("HOME"))
+    config = load_config(opts.config, opts.state, cwd=Path(project), home=os.environ.get("HOME"))
+    return with_client_roots(config, opts.client) if opts.client_roots else config
 
 
 def _ask_daemon(

@@ -11,14 +11,16 @@ Understood, line by line (JSONL), from the end of the file:
 and a Gemini CLI session file (one JSON document with a ``messages`` list of
 ``{"type": "user"|"gemini", "content"}``). Only the file's last :data:`TAIL_BYTES` are
 read (a JSON document only up to :data:`MAX_DOCUMENT_BYTES`); anything unreadable gives
-no history rather than an error.
+no history rather than an error: a FIFO or device named as the transcript is not
+waited on, a line nested past the parser's recursion limit is skipped like any
+unreadable line.
 """
 
 from __future__ import annotations
 
-import os
-
 from skillrt import fastjson
+from skillrt.fileopen import open_regular
+from skillrt.wellformed import well_formed
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -69,8 +71,10 @@ def read_history(
 
 
 def _read(path: str, limit: int) -> list[dict[str, str]]:
-    with open(path, "rb") as fh:
-        size = os.fstat(fh.fileno()).st_size
+    # Non-blocking: a FIFO named as the transcript would otherwise hang the hook.
+    fh, st = open_regular(path)
+    with fh:
+        size = st.st_size
         start = max(0, size - TAIL_BYTES)
         fh.seek(start)
         data = fh.read(TAIL_BYTES)
@@ -141,12 +145,12 @@ def _message(entry: dict[str, Any]) -> dict[str, str] | None:
 
 def _text(content: Any) -> str:
     if isinstance(content, str):
-        return content.strip()
+        return well_formed(content.strip())
     if isinstance(content, list):
         parts = [
             str(block.get("text", ""))
             for block in content
             if isinstance(block, dict) and block.get("type", "text") in _TEXT_BLOCKS
         ]
-        return "\n".join(p for p in parts if p).strip()
+        return well_formed("\n".join(p for p in parts if p).strip())
     return ""

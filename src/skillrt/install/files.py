@@ -3,20 +3,26 @@ old file, write atomically.
 
 An edit is planned as ``(path, before, after)`` texts (``None`` = no file); nothing is
 written until :func:`apply` runs, and :func:`apply` writes only files whose text
-changes. JSON files keep their key order, their indentation and their final newline;
-TOML files are edited as text (a marked block), so comments and layout survive.
+changes, with the file's own mode (a new file gets the usual ``0o666 & ~umask``). JSON
+files keep their key order and their layout (indentation, or one compact line, the
+separators' spacing, escaping, final newline); TOML files are edited as text (a marked
+block), so comments and layout survive. An uninstall that leaves the data the file had
+before the install gives back its exact bytes (:func:`restore_original`).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import os
 import re
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.atomic import atomic_write_text
+from skillrt.atomic import atomic_write_bytes
 from skillrt.errors import InstallError
 
 BACKUP_SUFFIX = ".skillrt.bak"
@@ -55,29 +61,71 @@ class Applied:
 
 def read_text(path: Path) -> str | None:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # as is: CRLF stays CRLF
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise InstallError(f"cannot read {path}: {exc}", path=str(path)) from exc
 
 
+def backup_path(path: Path) -> Path:
+    return path.with_name(path.name + BACKUP_SUFFIX)
+
+
 def apply(edits: list[FileEdit], *, dry_run: bool = False) -> list[Applied]:
-    """Write every changed file (old text to ``<file>.skillrt.bak`` first); with
-    ``dry_run`` only report what would change."""
+    """Write every changed file (old text to ``<file>.skillrt.bak`` first), keeping the
+    file's mode; with ``dry_run`` only report what would change."""
     out = []
     for edit in edits:
         backup = None
         if edit.changed and not dry_run:
+            mode = _mode(edit.path)
             if edit.before is not None:
-                backup = edit.path.with_name(edit.path.name + BACKUP_SUFFIX)
-                atomic_write_text(backup, edit.before)
+                backup = backup_path(edit.path)
+                atomic_write_bytes(backup, edit.before.encode("utf-8"), mode=mode)
             if edit.after is None:
                 edit.path.unlink()
             else:
-                atomic_write_text(edit.path, edit.after)
+                atomic_write_bytes(edit.path, edit.after.encode("utf-8"), mode=mode)
         out.append(Applied(edit.path, edit.changed, backup, edit.diff()))
     return out
+
+
+def restore_original(edit: FileEdit, parse: Callable[[str], Any]) -> FileEdit:
+    """``edit`` (an uninstall), or the file's text from before the install when that
+    holds the same data as ``edit.after``: the backup :func:`apply` kept, byte for byte.
+    ``parse`` reads a text into comparable data (``""`` is no data)."""
+    if not edit.changed:
+        return edit
+    original = read_text(backup_path(edit.path)) if edit.path.parent.is_dir() else None
+    if original is None:
+        return edit
+    try:
+        same = parse(original) == parse(edit.after or "")
+    except (ValueError, InstallError):
+        return edit
+    return FileEdit(edit.path, edit.before, original) if same else edit
+
+
+def _mode(path: Path) -> int:
+    """``path``'s permission bits, or what a new file gets here (``0o666 & ~umask``)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    try:  # Linux shows it without changing it
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 # -- JSON ---------------------------------------------------------------------------------
@@ -97,17 +145,42 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
     return data
 
 
+def parse_json(text: str) -> Any:
+    """A JSON text's data for comparisons (``{}`` for an empty text)."""
+    return json.loads(text) if text.strip() else {}
+
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
 def dump_json(data: dict[str, Any], like: str | None) -> str | None:
-    """``data`` in the layout of the text it replaces (its indentation, escaping and
-    final newline); ``None`` (no file) for an empty document."""
+    """``data`` in the layout of the text it replaces: indented as it is (spaces or
+    tabs), or on one compact line when it is one line, with its separators' spacing,
+    its escaping and its final newline; ``None`` (no file) for an empty document."""
     if not data:
         return None
-    indent: int | str = 2
-    if like:
-        match = re.search(r"\n([ \t]+)\S", like)
-        if match:
-            found = match.group(1)
-            indent = len(found) if set(found) == {" "} else found
+    indent: int | str | None = 2
+    separators = (",", ": ")
+    skeleton = _STRING.sub('""', like.strip()) if like else ""  # no string contents
+    if ":" in skeleton:  # "{}" has no layout to keep
+        colon = re.search(r'"":(\s?)', skeleton)
+        key_sep = ": " if colon is None or colon.group(1) else ":"
+        if "\n" in skeleton:
+            match = re.search(r"\n([ \t]+)\S", skeleton)
+            if match:
+                found = match.group(1)
+                indent = len(found) if set(found) == {" "} else found
+            separators = (",", key_sep)
+        else:
+            indent = None
+            comma = re.search(r",(\s?)", skeleton)
+            spaced = bool(comma.group(1)) if comma else key_sep.endswith(" ")
+            separators = (", " if spaced else ",", key_sep)
     # An all-ASCII file keeps its \u escapes; anything else keeps its characters as is.
-    text = json.dumps(data, indent=indent, ensure_ascii=like is not None and like.isascii())
+    text = json.dumps(
+        data,
+        indent=indent,
+        separators=separators,
+        ensure_ascii=like is not None and like.isascii(),
+    )
     return text + "\n" if like is None or like.endswith("\n") else text

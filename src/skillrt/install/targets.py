@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from skillrt.errors import InstallError
-from skillrt.install.files import FileEdit, dump_json, load_json, read_text
+from skillrt.install.files import (
+    FileEdit,
+    dump_json,
+    load_json,
+    parse_json,
+    read_text,
+    restore_original,
+)
 
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
 #: Each client's config folder, in the project or the home folder.
@@ -70,7 +77,19 @@ class Target:
 
 
 def plan(target: Target, *, uninstall: bool = False) -> list[FileEdit]:
-    """The file edits that install (or uninstall) ``target``; nothing is written."""
+    """The file edits that install (or uninstall) ``target``; nothing is written.
+
+    An uninstall that leaves a file's data as it was before the install gives back the
+    file's exact bytes (from the backup the install kept)."""
+    edits = _plan(target, uninstall)
+    if not uninstall:
+        return edits
+    return [
+        restore_original(e, _parse_toml if e.path.suffix == ".toml" else parse_json) for e in edits
+    ]
+
+
+def _plan(target: Target, uninstall: bool) -> list[FileEdit]:
     if target.client == "claude-code":
         return [_json_edit(target.folder / "settings.json", target, uninstall, _claude)]
     if target.client == "codex":
@@ -83,6 +102,13 @@ def plan(target: Target, *, uninstall: bool = False) -> list[FileEdit]:
     if target.client == "cursor":
         return [_json_edit(target.folder / "mcp.json", target, uninstall, _cursor)]
     raise InstallError(f"unknown client {target.client!r}; one of {', '.join(CLIENTS)}")
+
+
+def _parse_toml(text: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(str(exc)) from exc
 
 
 def _json_edit(path: Path, target: Target, uninstall: bool, change: Any) -> FileEdit:

@@ -42,6 +42,7 @@ from skillrt.invocation.scanner import Mention, scan_mentions
 from skillrt.invocation.tidy import remove_spans
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
+from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
     from skillrt.invocation.completion import Completer
@@ -133,6 +134,7 @@ class InvocationResolver:
                 f"unknown surface {surface!r}; use one of {', '.join(SURFACES)}",
                 surface=surface,
             )
+        text = well_formed(text)  # echoed in messages and recorded: it must encode
         mentions = scan_mentions(text)
         commands, diagnostics = _commands.parse_commands(text)
         outcomes = (

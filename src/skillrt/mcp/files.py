@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillrt.config import LoaderLimits
+from skillrt.fileopen import open_regular
 from skillrt.mcp.uris import SKILL_FILE
 
 _MIME = {
@@ -70,7 +71,9 @@ class DigestCache:
             return hit[2]
         h = hashlib.sha256()
         try:
-            with open(path, "rb") as fh:
+            # The file stat'ed, opened without blocking: not a FIFO or a link swapped in.
+            fh, _ = open_regular(path, follow_symlinks=False, expect=st)
+            with fh:
                 for chunk in iter(lambda: fh.read(1 << 16), b""):
                     h.update(chunk)
         except OSError:

@@ -270,12 +270,15 @@ class FrontmatterCache:
 
 def _read_frontmatter(skill: Skill) -> dict[str, Any]:
     from skillrt.errors import SkillrtError
+    from skillrt.fileopen import open_regular
     from skillrt.skills.frontmatter import parse_frontmatter
 
     data: dict[str, Any] = {}
     if skill.skill_file is not None:
         try:
-            text = skill.skill_file.read_text(encoding="utf-8-sig", errors="replace")
+            fh, _ = open_regular(skill.skill_file)  # never blocks on a FIFO swapped in
+            with fh:
+                text = fh.read().decode("utf-8-sig", errors="replace")
             data, _ = parse_frontmatter(text)
         except (OSError, SkillrtError):
             data = {}

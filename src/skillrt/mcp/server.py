@@ -23,7 +23,7 @@ import logging
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
@@ -43,6 +43,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from skillrt.errors import SkillrtError
 from skillrt.mcp.publish import ResourceInfo
 from skillrt.mcp.service import Changes, SkillService, ToolOutcome
+from skillrt.mcp.stdin import RepairedLines, claimed_stdin
 
 log = logging.getLogger("skillrt.mcp")
 
@@ -288,10 +289,15 @@ async def serve_stdio(service: SkillService) -> None:
     await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
     try:
-        async with stdio_server() as (read, write), anyio.create_task_group() as tg:
-            tg.start_soon(watch, service, server, notifier)
-            await server.run(read, write, init_options(server))
-            tg.cancel_scope.cancel()
+        with claimed_stdin() as wire:
+            stdin = cast("anyio.AsyncFile[str]", RepairedLines(wire))
+            async with (
+                stdio_server(stdin=stdin) as (read, write),
+                anyio.create_task_group() as tg,
+            ):
+                tg.start_soon(watch, service, server, notifier)
+                await server.run(read, write, init_options(server))
+                tg.cancel_scope.cancel()
     finally:
         await _close_events(service)
 

@@ -38,6 +38,7 @@ from skillrt.routing.prereqs import PrerequisiteChecker
 from skillrt.routing.recall import recall
 from skillrt.routing.rerank import Reranker, RerankQuery
 from skillrt.routing.text import clause_spans
+from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
@@ -180,6 +181,7 @@ class Router:
         notes: list[str] = []
 
         index = self.index
+        query = well_formed(query)  # a lone surrogate would crash the tokenizer
         full_query, query = query, query[:MAX_QUERY_CHARS]
         directives = find_directives(query, index.resolve_key)
         rows = None

@@ -12,13 +12,14 @@ import os
 import stat
 import sys
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from skillrt.config import DiscoveryConfig, RootConfig, is_valid_namespace
-from skillrt.skills.model import Diagnostic
+from skillrt.fileopen import open_regular
+from skillrt.skills.model import BrokenSkill, Diagnostic, Skill
 from skillrt.skills.reader import SKILL_FILENAMES
 
 PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
@@ -47,6 +48,9 @@ class FoundSkill:
     namespace: str | None
     #: The skill file's stat (symlinks followed), when the walk already took it.
     stat: os.stat_result | None = None
+    #: The skill folders this one is nested in, outermost first (empty at top level):
+    #: such a SKILL.md is a skill of its own only with a valid name of its own.
+    enclosing: tuple[Path, ...] = ()
 
 
 @dataclass
@@ -83,6 +87,82 @@ def resolve_roots(
         if config.codex_roots:
             roots.append(Root(home / ".codex" / "skills", None, "user", True))
     return _ordered(roots)
+
+
+#: The conventional folders (S3) and the switch that searches each: ``(scope, folder
+#: under the project or the home folder, discovery switch)``.
+CONVENTIONAL_FOLDERS = (
+    ("project", (".agents", "skills"), "conventional_roots"),
+    ("project", ("skills",), "conventional_roots"),
+    ("project", (".claude", "skills"), "claude_roots"),
+    ("project", (".codex", "skills"), "codex_roots"),
+    ("user", (".agents", "skills"), "conventional_roots"),
+    ("user", (".claude", "skills"), "claude_roots"),
+    ("user", (".codex", "skills"), "codex_roots"),
+)
+#: Entries of a folder looked at when counting the skills it holds.
+_COUNT_LIMIT = 2000
+
+
+def unsearched_folders(
+    config: DiscoveryConfig, project_dir: Path, searched: Sequence[Root]
+) -> list[Diagnostic]:
+    """An ``UNSEARCHED_SKILLS`` warning for each conventional folder that holds skills
+    but is not searched (``.claude/skills`` while ``discovery.claude_roots`` is off):
+    a new user's skills must not go missing without a word."""
+    searched_real = [_real(r.path) for r in searched]
+    out: list[Diagnostic] = []
+    seen: set[Path] = set()
+    for scope, parts, switch in CONVENTIONAL_FOLDERS:
+        base = project_dir if scope == "project" else config.home_dir
+        if base is None:
+            continue
+        folder = base.joinpath(*parts)
+        real = _real(folder)
+        if real in seen or any(real == r or real.is_relative_to(r) for r in searched_real):
+            continue
+        seen.add(real)
+        count = _count_skills(folder)
+        if not count:
+            continue
+        shown = _shown(folder, project_dir, config.home_dir)
+        out.append(
+            Diagnostic(
+                "UNSEARCHED_SKILLS",
+                "warning",
+                f"{count} skill{'s' if count != 1 else ''} in {shown} "
+                f"{'are' if count != 1 else 'is'} not searched: set discovery.{switch}: true "
+                f"in skillrt.yaml, or pass --root {shown}",
+                str(folder),
+            )
+        )
+    return out
+
+
+def _count_skills(folder: Path) -> int:
+    """Sub-folders of ``folder`` holding a SKILL.md (a bounded look, no parsing)."""
+    count = 0
+    try:
+        with os.scandir(folder) as it:
+            for i, entry in enumerate(it):
+                if i >= _COUNT_LIMIT:
+                    break
+                if entry.is_dir() and any(
+                    os.path.isfile(os.path.join(entry.path, n)) for n in SKILL_FILENAMES
+                ):
+                    count += 1
+    except OSError:
+        return 0
+    return count
+
+
+def _shown(folder: Path, project_dir: Path, home: Path | None) -> str:
+    """``folder`` as a person types it: relative to the project, or under ``~``."""
+    if folder.is_relative_to(project_dir):
+        return folder.relative_to(project_dir).as_posix()
+    if home is not None and folder.is_relative_to(home):
+        return "~/" + folder.relative_to(home).as_posix()
+    return str(folder)
 
 
 def _ordered(roots: list[Root]) -> list[Root]:
@@ -122,10 +202,12 @@ def plugin_namespace(directory: Path, report: WalkReport | None = None) -> str |
             )
 
     try:
-        if manifest.stat().st_size > 1_000_000:
-            problem(f"{manifest} is over 1 MB; ignored")
-            return None
-        data = json.loads(manifest.read_text(encoding="utf-8-sig"))
+        fh, st = open_regular(manifest)  # a FIFO in its place must not block the walk
+        with fh:
+            if st.st_size > 1_000_000:
+                problem(f"{manifest} is over 1 MB; ignored")
+                return None
+            data = json.loads(fh.read(1_000_001).decode("utf-8-sig"))
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
@@ -146,7 +228,12 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
 
     Paths are handled as strings and a folder is first probed with one ``lstat`` of its
     ``SKILL.md``: a skill folder is recognised without listing it, and the stat is handed
-    on (the index cache keys on it), so a warm walk costs one syscall per skill.
+    on (the index cache keys on it), so a warm walk costs one syscall per skill, plus one
+    ``stat`` of the folder: a skill folder with sub-folders is searched too, for
+    SKILL.md files nested in it (yielded with :attr:`FoundSkill.enclosing` set; the
+    registry decides which of them are skills of their own). Folders inside skills have
+    a budget of their own (``max_dirs_per_root`` again), so resource folders never cut
+    the walk of the catalogue itself.
     """
     base = root.path
     try:
@@ -171,80 +258,22 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
     base_path = Path(base)
     make_paths = _path_maker(base_path)
     visited: set[str] = set()
-    # (logical path, real path, depth, inherited namespace); paths as strings for speed
-    queue: deque[tuple[str, str, int, str | None]] = deque(
-        [(str(base).rstrip(sep) or sep, real_base, 0, root.namespace)]
+    # (logical path, real path, depth, inherited namespace, enclosing skill folders);
+    # paths as strings for speed
+    queue: deque[tuple[str, str, int, str | None, tuple[Path, ...]]] = deque(
+        [(str(base).rstrip(sep) or sep, real_base, 0, root.namespace, ())]
     )
-    dirs = 0
-    while queue:
-        logical, real, depth, namespace = queue.popleft()
-        if real in visited:
-            continue  # reached again through a symlink: a loop or an alias
-        visited.add(real)
-        dirs += 1
-        if dirs > max_dirs:
-            report.diagnostics.append(
-                Diagnostic(
-                    "ROOT_DIR_LIMIT",
-                    "warning",
-                    f"stopped after {max_dirs} directories under {base}; "
-                    "point a root closer to the skills or raise discovery.max_dirs_per_root",
-                    str(base),
-                )
-            )
-            break
-        if explicit_ns and real in explicit_ns:
-            namespace = explicit_ns[real]
-        real_slash = real if real.endswith(sep) else real + sep
-        logical_slash = logical if logical.endswith(sep) else logical + sep
-        try:
-            st: os.stat_result | None = lstat(real_slash + upper)
-        except OSError:
-            st = None
-        if st is not None:
-            if stat.S_ISLNK(st.st_mode):
-                linked = _linked_skill_file(logical_slash, real_slash, upper, base_prefix, report)
-                if linked is None:
-                    continue
-                st = linked or None
-            folder, skill_file = make_paths(base_path, logical, upper)
-            yield FoundSkill(folder, skill_file, root, namespace, st)
-            continue  # a skill's own folders (references/, scripts/) are not searched
-        try:
-            with scandir(real) as it:
-                entries = list(it)
-        except OSError as exc:
-            report.diagnostics.append(
-                Diagnostic(
-                    "DIR_UNREADABLE", "warning", f"cannot list {logical}: {exc.strerror}", logical
-                )
-            )
-            continue
-        names = {e.name for e in entries}
-        if lower in names:
-            try:
-                st = lstat(real_slash + lower)
-            except OSError:
-                st = None
-            if st is not None:
-                if stat.S_ISLNK(st.st_mode):
-                    linked = _linked_skill_file(
-                        logical_slash, real_slash, lower, base_prefix, report
-                    )
-                    if linked is None:
-                        continue
-                    st = linked or None
-                folder, skill_file = make_paths(base_path, logical, lower)
-                yield FoundSkill(folder, skill_file, root, namespace, st)
-                continue
-        if PLUGIN_MANIFEST[0] in names and not (depth == 0 and root.namespace):
-            manifest_ns = plugin_namespace(Path(real), report)
-            if manifest_ns and not (explicit_ns and real in explicit_ns):
-                namespace = manifest_ns
-        if depth >= max_depth:
-            continue
+    dirs = inside = 0
+    inside_cut = False
+
+    def push_children(
+        entries: list[os.DirEntry[str]],
+        logical_slash: str,
+        child_depth: int,
+        namespace: str | None,
+        enclosing: tuple[Path, ...],
+    ) -> None:
         entries.sort(key=_entry_name)
-        child_depth = depth + 1
         for entry in entries:
             name = entry.name
             if name in skip:
@@ -267,13 +296,130 @@ def walk_root(root: Root, config: DiscoveryConfig, report: WalkReport) -> Iterat
                         continue
                     child_real = target
                 elif entry.is_dir(follow_symlinks=False):
-                    child_real = real_slash + name
+                    child_real = entry.path
                 else:
                     continue
             except OSError:
                 continue
-            queue.append((logical_slash + name, child_real, child_depth, namespace))
+            queue.append((logical_slash + name, child_real, child_depth, namespace, enclosing))
+
+    def list_dir(logical: str, real: str) -> list[os.DirEntry[str]] | None:
+        try:
+            with scandir(real) as it:
+                return list(it)
+        except OSError as exc:
+            report.diagnostics.append(
+                Diagnostic(
+                    "DIR_UNREADABLE", "warning", f"cannot list {logical}: {exc.strerror}", logical
+                )
+            )
+            return None
+
+    while queue:
+        logical, real, depth, namespace, enclosing = queue.popleft()
+        if real in visited:
+            continue  # reached again through a symlink: a loop or an alias
+        visited.add(real)
+        if enclosing:
+            inside += 1
+            if inside > max_dirs:
+                if not inside_cut:
+                    inside_cut = True
+                    report.diagnostics.append(
+                        Diagnostic(
+                            "ROOT_DIR_LIMIT",
+                            "warning",
+                            f"stopped looking inside skill folders for nested skills after "
+                            f"{max_dirs} folders under {base}; raise "
+                            "discovery.max_dirs_per_root to search them all",
+                            str(base),
+                        )
+                    )
+                continue
+        else:
+            dirs += 1
+            if dirs > max_dirs:
+                report.diagnostics.append(
+                    Diagnostic(
+                        "ROOT_DIR_LIMIT",
+                        "warning",
+                        f"stopped after {max_dirs} directories under {base}; "
+                        "point a root closer to the skills or raise discovery.max_dirs_per_root",
+                        str(base),
+                    )
+                )
+                break
+        if explicit_ns and real in explicit_ns:
+            namespace = explicit_ns[real]
+        real_slash = real if real.endswith(sep) else real + sep
+        logical_slash = logical if logical.endswith(sep) else logical + sep
+        entries: list[os.DirEntry[str]] | None = None
+        try:
+            st: os.stat_result | None = lstat(real_slash + upper)
+        except OSError:
+            st = None
+        filename = upper
+        if st is None:
+            entries = list_dir(logical, real)
+            if entries is None:
+                continue
+            if any(e.name == lower for e in entries):
+                try:
+                    st = lstat(real_slash + lower)
+                except OSError:
+                    st = None
+                filename = lower
+        if st is not None:
+            if stat.S_ISLNK(st.st_mode):
+                linked = _linked_skill_file(
+                    logical_slash, real_slash, filename, base_prefix, report
+                )
+                if linked is None:
+                    continue
+                st = linked or None
+            folder, skill_file = make_paths(base_path, logical, filename)
+            yield FoundSkill(folder, skill_file, root, namespace, st, enclosing)
+            if depth >= max_depth or inside_cut:
+                continue
+            # Nested SKILL.md files: only a folder with sub-folders can hold one (a
+            # folder's link count is 2 + its sub-folders where the file system keeps it).
+            if entries is None:
+                try:
+                    if os.stat(real).st_nlink == 2:
+                        continue
+                except OSError:
+                    continue
+                entries = list_dir(logical, real)
+                if entries is None:
+                    continue
+            push_children(entries, logical_slash, depth + 1, namespace, (*enclosing, folder))
+            continue
+        assert entries is not None
+        has_manifest = any(e.name == PLUGIN_MANIFEST[0] for e in entries)
+        if has_manifest and not enclosing and not (depth == 0 and root.namespace):
+            manifest_ns = plugin_namespace(Path(real), report)
+            if manifest_ns and not (explicit_ns and real in explicit_ns):
+                namespace = manifest_ns
+        if depth >= max_depth:
+            continue
+        push_children(entries, logical_slash, depth + 1, namespace, enclosing)
     report.dirs_visited += dirs
+
+
+def stands_alone(
+    item: Skill | BrokenSkill, enclosing: Sequence[Path], listed: Mapping[Path, str]
+) -> bool:
+    """Whether a SKILL.md nested in skill folders (``enclosing``, outermost first) is a
+    skill of its own: it reads as a skill, its name is valid, and it is not the name of
+    the nearest enclosing folder that is a listed skill (``listed``: folder -> name).
+    Otherwise it is one of that skill's files (S3; awesome-copilot's
+    ``qdrant-scaling/scaling-qps/SKILL.md`` is the skill ``qdrant-scaling-qps``)."""
+    if not isinstance(item, Skill):
+        return False
+    if any(d.severity == "error" and d.field == "name" for d in item.diagnostics):
+        return False
+    parent = next((listed[f] for f in reversed(enclosing) if f in listed), None)
+    return item.name != parent
 
 
 PathMaker = Callable[[Path, str, str], tuple[Path, Path]]

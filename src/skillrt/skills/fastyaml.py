@@ -32,6 +32,9 @@ _STR = "tag:yaml.org,2002:str"
 #: Nested mappings deeper than this go to PyYAML (and its depth check); kept below
 #: frontmatter.MAX_NESTING so a fast result never needs that check.
 MAX_DEPTH = 24
+#: YAML's simple keys end within 1,024 characters of their start; PyYAML refuses a
+#: longer one ("could not find expected ':'"), so such a key is left to it.
+MAX_SIMPLE_KEY = 1024
 _resolvers: dict[str, list[tuple[str, re.Pattern[str]]]] | None = None
 
 
@@ -110,6 +113,8 @@ class _Doc:
             if m is None:
                 raise _Unsure
             key = m.group(1)
+            if len(key) > MAX_SIMPLE_KEY:
+                raise _Unsure
             if _key_tag(key) is not _STR:
                 raise _Unsure  # `yes:` or `null:` keys are not strings in YAML 1.1
             rest = m.group(2)
@@ -368,6 +373,12 @@ def _plain(text: str) -> Any:
 
 
 _key_tags: dict[str, str] = {}
+
+
+def is_string_key(key: str) -> bool:
+    """True when ``key`` written plain (unquoted) is a string in YAML 1.1 (``1``,
+    ``null`` and ``yes`` are not)."""
+    return _key_tag(key) is _STR
 
 
 def _key_tag(key: str) -> str:

@@ -70,8 +70,12 @@ def split_frontmatter(text: str) -> SplitDocument:
     )
 
 
-def load_yaml_mapping(source: str) -> tuple[dict[str, Any], bool]:
+def load_yaml_mapping(source: str) -> tuple[dict[Any, Any], bool]:
     """Parse frontmatter YAML into a mapping; returns (data, repaired).
+
+    ``data`` is what ``yaml.safe_load`` returns, keys as YAML types them: ``1:`` is the
+    int 1 and ``"1":`` the string, ``null:`` is None (the spec's fields are all strings;
+    any other key is an unexpected field, never folded into another).
 
     Raises :class:`InvalidFrontmatter` (with a ``reason`` code in its context) for YAML
     that does not parse, is not a mapping, uses too many aliases, or nests too deep.
@@ -107,7 +111,7 @@ def load_yaml_mapping(source: str) -> tuple[dict[str, Any], bool]:
             "SKILL.md frontmatter must be a YAML mapping", reason="FRONTMATTER_NOT_MAPPING"
         )
     _check_shape(data)
-    return {str(k): v for k, v in data.items()}, repaired
+    return data, repaired
 
 
 # What a YAML load may raise on hostile text: YAMLError for syntax, ValueError and
@@ -181,7 +185,7 @@ def _check_shape(data: dict[Any, Any]) -> None:
             stack.extend((v, depth + 1) for v in value)
 
 
-def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
+def parse_frontmatter(text: str) -> tuple[dict[Any, Any], str]:
     """Parse a SKILL.md text into (frontmatter mapping, stripped body)."""
     doc = split_frontmatter(text)
     data, _ = load_yaml_mapping(doc.frontmatter)

@@ -25,6 +25,7 @@ from typing import Any
 
 from skillrt.config import DEFAULT_MAX_FRONTMATTER_BYTES
 from skillrt.errors import StoreError
+from skillrt.fileopen import open_regular
 from skillrt.skills.model import BrokenSkill, Skill
 from skillrt.skills.reader import PARSER_VERSION, read_frontmatter_bytes
 from skillrt.skills.records import cache_build, cache_dumps
@@ -127,7 +128,8 @@ class IndexCache:
     def _same_content(self, key: FileKey, content_hash: str) -> bool:
         """Re-read the Level-1 bytes of a file cached while its mtime was still fresh."""
         try:
-            with open(key.path, "rb") as fh:
+            fh, _ = open_regular(key.path)  # never blocks on a FIFO swapped in
+            with fh:
                 raw = read_frontmatter_bytes(fh, self.max_frontmatter_bytes)
         except OSError:
             return False

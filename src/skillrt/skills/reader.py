@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from skillrt.errors import InvalidFrontmatter
+from skillrt.fileopen import NotRegularFile, open_regular
 from skillrt.skills.frontmatter import load_yaml_mapping, split_frontmatter
 from skillrt.skills.model import (
     COST_HINTS,
@@ -25,9 +27,14 @@ from skillrt.skills.model import (
 from skillrt.skills.validate import normalise_name, validate_frontmatter
 
 SKILL_FILENAMES = ("SKILL.md", "skill.md")
+#: Codes of a skill file caught mid-change (swapped, replaced, unreadable for now):
+#: not cached, so the next walk reads the file again.
+TRANSIENT_CODES = frozenset(
+    {"SKILL_FILE_UNREADABLE", "SKILL_FILE_NOT_REGULAR", "SKILL_FILE_CHANGED"}
+)
 #: Bump when parsing (or the cache record format) changes: the index cache re-reads
 #: every skill whose row has another version.
-PARSER_VERSION = 2
+PARSER_VERSION = 3
 _BINARY_SNIFF = 8192
 
 
@@ -94,9 +101,16 @@ def read_skill(
             f"{skill_file} is {st.st_size} bytes, over the {max_file_bytes} limit",
         )
     try:
-        with open(skill_file, "rb") as fh:
+        # Non-blocking, and the file opened must be the one just stat'ed: a FIFO or
+        # another file swapped in since (by the walk's lstat or ours) is refused.
+        fh, _ = open_regular(skill_file, expect=st)
+        with fh:
             raw = read_frontmatter_bytes(fh, max_frontmatter_bytes)
+    except NotRegularFile as exc:
+        return broken("SKILL_FILE_NOT_REGULAR", f"{skill_file} {exc.strerror}")
     except OSError as exc:
+        if exc.errno == errno.ESTALE:
+            return broken("SKILL_FILE_CHANGED", f"{skill_file} was replaced while being read")
         return broken("SKILL_FILE_UNREADABLE", f"cannot read {skill_file}: {exc.strerror}")
     return parse_skill_bytes(
         raw,
@@ -249,7 +263,11 @@ def build_skill(
         context=_opt_str(data.get("context")),
         content_hash=content_hash,
         diagnostics=diagnostics,
-        extra={k: v for k, v in data.items() if k not in KNOWN_FIELDS and _is_json(v)},
+        extra={
+            k: v
+            for k, v in data.items()
+            if isinstance(k, str) and k not in KNOWN_FIELDS and _is_json(v)
+        },
     )
 
 

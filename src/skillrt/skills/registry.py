@@ -17,10 +17,17 @@ from pathlib import Path
 
 from skillrt.config import DiscoveryConfig, RootConfig
 from skillrt.errors import AmbiguousSkill, SkillNotFound, StoreError
-from skillrt.skills.discovery import FoundSkill, Root, WalkReport, resolve_roots, walk_root
+from skillrt.skills.discovery import (
+    FoundSkill,
+    Root,
+    WalkReport,
+    resolve_roots,
+    stands_alone,
+    walk_root,
+)
 from skillrt.skills.index_cache import FileKey, IndexCache
 from skillrt.skills.model import BrokenSkill, Diagnostic, ShadowedSkill, Skill
-from skillrt.skills.reader import read_skill
+from skillrt.skills.reader import TRANSIENT_CODES, read_skill
 from skillrt.store import skill_state
 from skillrt.store.base import Store
 
@@ -123,12 +130,17 @@ class SkillRegistry:
                 max_frontmatter_bytes=config.max_frontmatter_bytes,
             )
             for root in roots:
+                #: skill folder -> its name, for the SKILL.md files nested in it
+                listed: dict[Path, str] = {}
                 for found in walk_root(root, config, report):
                     item = _load(found, config, cache)
+                    if found.enclosing and not stands_alone(item, found.enclosing, listed):
+                        continue  # one of the enclosing skill's files
                     if isinstance(item, BrokenSkill):
                         broken.append(item)
                     else:
                         skills.append(item)
+                        listed[found.path] = item.name
             cache.flush()
             for problem in dict.fromkeys(cache.problems):
                 report.diagnostics.append(Diagnostic("INDEX_CACHE_UNAVAILABLE", "warning", problem))
@@ -264,6 +276,8 @@ def _load(found: FoundSkill, config: DiscoveryConfig, cache: IndexCache) -> Skil
         max_frontmatter_bytes=config.max_frontmatter_bytes,
         stat_result=st,
     )
-    if st is not None:
+    if st is not None and not (
+        isinstance(item, BrokenSkill) and any(d.code in TRANSIENT_CODES for d in item.diagnostics)
+    ):
         cache.put(key, item)
     return item

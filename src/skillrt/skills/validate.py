@@ -182,7 +182,21 @@ def validate_routing_fields(data: Mapping[str, Any]) -> list[Diagnostic]:
     return out
 
 
-def validate_frontmatter(data: Mapping[str, Any], dir_name: str | None = None) -> list[Diagnostic]:
+def _key_label(key: Any) -> str:
+    """A key as the frontmatter wrote it: a string as is (quoted when YAML would read
+    it as another type, so ``'1'`` and ``1`` stay apart), anything else in YAML form."""
+    if isinstance(key, str):
+        from skillrt.skills.fastyaml import is_string_key
+
+        return key if is_string_key(key) else repr(key)
+    if key is None:
+        return "null"
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return str(key)
+
+
+def validate_frontmatter(data: Mapping[Any, Any], dir_name: str | None = None) -> list[Diagnostic]:
     """Check a parsed frontmatter mapping; returns every problem found."""
     out: list[Diagnostic] = []
     extra = set(data) - KNOWN_FIELDS
@@ -190,7 +204,7 @@ def validate_frontmatter(data: Mapping[str, Any], dir_name: str | None = None) -
         out.append(
             _warn(
                 "UNEXPECTED_FIELDS",
-                f"Unexpected fields in frontmatter: {', '.join(sorted(extra))}. "
+                f"Unexpected fields in frontmatter: {', '.join(sorted(map(_key_label, extra)))}. "
                 f"Only {sorted(SPEC_FIELDS)} are allowed by the Agent Skills spec.",
                 None,
             )
