@@ -1,0 +1,162 @@
+"""The routing analysis: pseudo-requests through leave-out routers, then the findings.
+
+1. The router over the catalogue, from the index cache (fields, vectors, snapshot): an
+   unchanged skill is never read or embedded again.
+2. Each skill's pseudo-requests (:mod:`skillrt.doctor.pseudo`), their encodings from the
+   cache (:mod:`skillrt.doctor.encodings`).
+3. Each fold's requests through that fold's leave-out router
+   (:mod:`skillrt.doctor.folds`): risk and shadowing.
+4. Each skill's first few requests through the unchanged router: unreachable skills.
+
+Stats and cold start are off (as in ``skillrt eval``): the doctor judges the catalogue,
+not one installation's history. Nothing is recorded.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillrt.doctor.confusion import Observation, route_requests
+from skillrt.doctor.findings import risk_entries, shadow_pairs, unreachable_skills
+from skillrt.doctor.model import RiskEntry, ShadowPair, Unreachable
+from skillrt.doctor.neighbours import Neighbourhood, neighbourhood
+from skillrt.doctor.pseudo import FOLDS, PseudoRequest, by_fold, per_skill_limit, pseudo_requests
+from skillrt.doctor.words import TermStats
+
+if TYPE_CHECKING:
+    from skillrt.config import RoutingConfig
+    from skillrt.routing.router import Router
+    from skillrt.routing.vector_cache import BuildProgress
+    from skillrt.skills.model import Skill
+    from skillrt.store.base import Store
+
+__all__ = ["Analysis", "analyse"]
+
+#: Requests per skill routed through the unchanged router (the unreachable check).
+PROBES = 3
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """The routing findings and what they were computed on."""
+
+    risk: tuple[RiskEntry, ...]
+    shadowing: tuple[ShadowPair, ...]
+    unreachable: tuple[Unreachable, ...]
+    neighbourhood: Neighbourhood
+    names: tuple[str, ...]
+    held_out: tuple[Observation, ...]
+    router: Router
+    summary: dict[str, Any]
+
+
+def analyse(
+    skills: Sequence[Skill],
+    config: RoutingConfig,
+    store: Store | None,
+    *,
+    is_enabled: Callable[[Skill], bool] | None = None,
+    env: dict[str, str] | None = None,
+    samples: int | None = None,
+    progress: BuildProgress | None = None,
+) -> Analysis:
+    """Route every skill's pseudo-requests and derive the findings (module docstring)."""
+    from skillrt.doctor.encodings import EncodingCache, cached_queries
+    from skillrt.doctor.folds import fold_router
+    from skillrt.routing.fields import load_fields
+    from skillrt.routing.router import Router
+
+    started = time.perf_counter()
+    cfg = dataclasses.replace(config, use_stats=False, cold_start=False)
+    router = Router.from_skills(
+        skills, cfg, store=store, is_enabled=is_enabled, env=env, progress=progress
+    )
+    router.store = None  # the store gave vectors; stats stay out
+    fields = load_fields(skills, store, progress=progress)
+    real = router.index.backend
+    backend = cached_queries(real) if real is not None else None
+    if backend is not None:
+        router.index.backend = backend
+    limit = per_skill_limit(len(skills), samples)
+    requests = [
+        r for i, s in enumerate(skills) for r in pseudo_requests(i, s, fields[i], limit=limit)
+    ]
+    folds = by_fold(requests)
+    probes = _probes(requests, PROBES)
+    total = len(requests) + len(probes)
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress("routing pseudo-requests", done, total)
+
+    cache = EncodingCache(store, progress=progress)
+    held: list[Observation] = []
+    index_s = 0.0
+    for fold in range(FOLDS):
+        t0 = time.perf_counter()
+        fold_r = fold_router(
+            skills,
+            fields,
+            fold,
+            backend=backend,
+            config=cfg,
+            store=store,
+            is_enabled=is_enabled,
+            progress=progress,
+            env=env,
+        )
+        index_s += time.perf_counter() - t0
+        held += route_requests(fold_r, backend, cache, folds[fold], progress=step)
+        del fold_r
+    probed = route_requests(router, backend, cache, probes, progress=step)
+    hood = neighbourhood(router.index)
+    texts = [
+        " ".join([s.description, *(x.text for x in f.sections)])
+        for s, f in zip(skills, fields, strict=True)
+    ]
+    stats = TermStats(fields, texts)
+    sections = [frozenset(s.text for s in f.sections) for f in fields]
+    threshold = cfg.selection_threshold
+    risk = risk_entries(skills, held, hood, stats, threshold)
+    shadowing = shadow_pairs(skills, held, hood, stats, sections)
+    unreachable = unreachable_skills(skills, probed, router.index.enabled, stats, threshold)
+    summary = {
+        "skills": len(skills),
+        "pseudo_requests": len(requests),
+        "per_skill": limit,
+        "probes": len(probes),
+        "folds": FOLDS,
+        "backend": router.index.model_id,
+        "threshold": threshold,
+        "encodings_computed": cache.misses,
+        "fold_index_s": round(index_s, 3),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    return Analysis(
+        risk=tuple(risk),
+        shadowing=tuple(shadowing),
+        unreachable=tuple(unreachable),
+        neighbourhood=hood,
+        names=tuple(router.index.names),
+        held_out=tuple(held),
+        router=router,
+        summary=summary,
+    )
+
+
+def _probes(requests: Sequence[PseudoRequest], per_skill: int) -> list[PseudoRequest]:
+    """Each skill's first ``per_skill`` requests (its description first, then sections)."""
+    seen: dict[int, int] = {}
+    out: list[PseudoRequest] = []
+    for r in requests:
+        if seen.get(r.skill, 0) < per_skill:
+            seen[r.skill] = seen.get(r.skill, 0) + 1
+            out.append(r)
+    return out
