@@ -123,6 +123,8 @@ def main() -> None:
     crowd = {r.skill: r.crowding for r in result.risk}
     report("  risk from held-out routing only", routed, pairs)
     report("  risk from crowding only", crowd, pairs)
+    generic = {r.skill: r.genericness for r in result.risk}
+    report("  risk from genericness only", generic, pairs)
     if args.naive:
         print("\nnaive predictors")
         hood = result.neighbourhood

@@ -377,6 +377,15 @@ class SkillRuntime:
             registry=self.registry if triggers else None,
         )
 
+    def stats_html(self, *, since: float | str | None = None) -> str:
+        """The recorded telemetry as a self-contained HTML page (``stats --html``)."""
+        from skillrt.telemetry.html import render_stats_html
+        from skillrt.telemetry.report import iter_routes, parse_since
+
+        ts = parse_since(since) if isinstance(since, str) else since
+        report = self.stats(since=ts)
+        return render_stats_html(report, list(iter_routes(self.store, ts)))
+
     def feedback(
         self,
         route_id: str,

@@ -99,6 +99,7 @@ def analyse(
     cache = EncodingCache(store, progress=progress)
     held: list[Observation] = []
     index_s = 0.0
+    embedded = router.index.cache.misses
     for fold in range(FOLDS):
         t0 = time.perf_counter()
         fold_r = fold_router(
@@ -113,6 +114,7 @@ def analyse(
             env=env,
         )
         index_s += time.perf_counter() - t0
+        embedded += fold_r.index.cache.misses
         held += route_requests(fold_r, backend, cache, folds[fold], progress=step)
         del fold_r
     probed = route_requests(router, backend, cache, probes, progress=step)
@@ -135,6 +137,7 @@ def analyse(
         "folds": FOLDS,
         "backend": router.index.model_id,
         "threshold": threshold,
+        "texts_embedded": embedded,
         "encodings_computed": cache.misses,
         "fold_index_s": round(index_s, 3),
         "seconds": round(time.perf_counter() - started, 3),

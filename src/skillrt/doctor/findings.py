@@ -1,12 +1,18 @@
 """From routed pseudo-requests to findings: risk, shadowing pairs, unreachable skills.
 
-* **Risk** of skill A: ``(routed_elsewhere + crowding) / 2``. ``routed_elsewhere`` is the
-  mean, over A's held-out pseudo-requests, of 1 when another skill ranked first and
-  ``1 - A's calibrated total`` when A did (a win the router is unsure of is half a
-  loss); ``crowding`` is the mean similarity of A's description to its five nearest
-  skills' (:mod:`skillrt.doctor.neighbours`). Both halves are measured
-  (docs/doctor.md): the first says how A fares against the catalogue on requests in
-  other words than its own, the second how many near neighbours it has to get past.
+* **Risk** of skill A: the mean of three measures in 0..1 (each measured on its own and
+  together, docs/doctor.md):
+
+  - ``routed_elsewhere``: over A's held-out pseudo-requests, 1 when another skill ranked
+    first and ``1 - A's calibrated total`` when A did (a win the router is unsure of is
+    half a loss): how A fares against the catalogue on requests in other words than its
+    own;
+  - ``crowding``: the mean similarity of A's description to its five nearest skills'
+    (:mod:`skillrt.doctor.neighbours`): how many near neighbours it has to get past;
+  - ``genericness``: how common its description's words are in the catalogue
+    (:meth:`TermStats.genericness`): a description of words every skill uses gives the
+    router nothing to tell A apart by.
+
 * **Shadowing**: B shadows A with score ``routed_elsewhere(A) * taken(A, B)``, where
   ``taken`` is the share of A's held-out requests on which B is the strongest other
   skill: the skill that takes A's requests whenever A falls short. At most three per
@@ -33,6 +39,8 @@ RIVALS_PER_SKILL = 3
 #: Descriptions this similar (or bodies sharing half their sections) are duplicates.
 DUPLICATE_SIMILARITY = 0.9
 EVIDENCE_KEPT = 3
+#: A description this generic gets its own reason and action.
+GENERIC = 0.6
 
 
 def route_risk(observations: Sequence[Observation]) -> float | None:
@@ -64,7 +72,9 @@ def risk_entries(
     for i, obs in enumerate(per_skill):
         routed = route_risk(obs)
         crowd = hood.crowding[i]
-        score = crowd if routed is None else (routed + crowd) / 2.0
+        generic = stats.genericness(i)
+        parts = [crowd, generic] if routed is None else [routed, crowd, generic]
+        score = sum(parts) / len(parts)
         reasons: list[str] = []
         action = ""
         rivals = Counter(o.first for o in obs if o.lost and o.first is not None)
@@ -83,6 +93,11 @@ def risk_entries(
                 )
         else:
             reasons.append("no text to draw requests from (no body, a one-line description)")
+        if generic >= GENERIC:
+            reasons.append(
+                f"its description is made of common words (genericness {generic:.2f}): "
+                "little in it tells the router this skill apart"
+            )
         near = [(names[j], s) for j, s in hood.nearest[i][:2]]
         if near:
             reasons.append(
@@ -99,6 +114,11 @@ def risk_entries(
             action = "say in its description when to use it, in the words its body uses"
             if words:
                 action += f" ({', '.join(words)})"
+        elif generic >= GENERIC:
+            words = stats.missing_from_head(i)
+            action = "name in its description the tools, files and situations it is for"
+            if words:
+                action += f" ({', '.join(words)})"
         elif near and hood.nearest[i][0][1] >= DUPLICATE_SIMILARITY:
             action = f"merge it with {near[0][0]} or tell them apart: they describe the same"
         else:
@@ -110,6 +130,7 @@ def risk_entries(
                 reasons=tuple(reasons),
                 routed_elsewhere=None if routed is None else round(routed, 4),
                 crowding=round(crowd, 4),
+                genericness=round(generic, 4),
                 neighbours=tuple(name for name, _ in near),
                 requests=len(obs),
                 action=action,

@@ -1,11 +1,11 @@
 """Leave-out routers: the real router over the catalogue with one fold of texts held out.
 
-Fold ``f`` keeps every skill whole except its texts at positions ``j % FOLDS == f``:
-those description clauses, examples, triggers and body sections are left out of the
-index (:func:`held_out`). A pseudo-request of fold ``f`` is routed through fold ``f``'s
-router, so its own sentence is not in the index, yet everything else is: the rest of its
-skill, and every other skill (each missing the same share of its texts, so the
-competition stays fair).
+Folds 0 and 1 leave out every skill's body sections at even and odd positions; folds 2
+and 3 its description clauses, examples and triggers at even and odd positions
+(:func:`held_out`), the rest of every skill staying whole. A pseudo-request is routed
+through the router of its fold, so its own sentence is not in the index, yet everything
+else is: the rest of its skill, and every other skill (each missing the same share of
+the same kind of text, so the competition stays fair).
 
 A fold's router is the project's :class:`~skillrt.routing.router.Router` over a
 :class:`~skillrt.routing.index.RouterIndex` built from the held-out views. Body sections
@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from skillrt.doctor.pseudo import FOLDS, description_clauses
+from skillrt.doctor.pseudo import DESCRIPTION_FOLD, description_clauses, description_pieces
 from skillrt.routing.fields import SkillFields, skill_fields
 from skillrt.skills.model import Skill
 
@@ -33,23 +33,34 @@ if TYPE_CHECKING:
 __all__ = ["fold_router", "held_out"]
 
 
-def _kept(items: Sequence[str], fold: int) -> tuple[str, ...]:
+def _held(items: Sequence[str], parity: int) -> set[str]:
+    """The texts of ``items`` at positions of ``parity`` (blank ones do not count)."""
     kept = [t for t in items if t.strip()]
-    return tuple(t for j, t in enumerate(kept) if j % FOLDS != fold)
+    return {t for j, t in enumerate(kept) if j % 2 == parity}
 
 
 def held_out(skill: Skill, fields: SkillFields, fold: int) -> tuple[Skill, SkillFields]:
-    """``skill`` and its fields without the texts of ``fold`` (see the module docstring)."""
-    clauses = description_clauses(skill.description)
-    description = " ".join(c for j, c in enumerate(clauses) if j % FOLDS != fold)
+    """``skill`` and its fields without the texts of ``fold`` (see the module docstring).
+
+    A text held out is removed wherever it occurs: a sentence the skill repeats is not
+    left behind to match itself.
+    """
+    if fold < DESCRIPTION_FOLD:
+        held = {s.text for j, s in enumerate(fields.sections) if j % 2 == fold}
+        sections = [s for s in fields.sections if s.text not in held]
+        return skill, skill_fields(skill, sections)
+    parity = fold - DESCRIPTION_FOLD
+    clauses = _held(description_clauses(skill.description), parity)
+    examples = _held(skill.routing.examples, parity)
+    triggers = _held(skill.routing.triggers, parity)
+    description = " ".join(p for p in description_pieces(skill.description) if p not in clauses)
     routing = dataclasses.replace(
         skill.routing,
-        examples=_kept(skill.routing.examples, fold),
-        triggers=_kept(skill.routing.triggers, fold),
+        examples=tuple(e for e in skill.routing.examples if e not in examples),
+        triggers=tuple(t for t in skill.routing.triggers if t not in triggers),
     )
     view = dataclasses.replace(skill, description=description, routing=routing)
-    sections = [s for j, s in enumerate(fields.sections) if j % FOLDS != fold]
-    return view, skill_fields(view, sections)
+    return view, skill_fields(view, fields.sections)
 
 
 def fold_router(

@@ -110,6 +110,8 @@ class RiskEntry:
     routed_elsewhere: float | None
     #: Mean similarity of its description to its nearest neighbours' (0..1).
     crowding: float
+    #: How common its description's words are in the catalogue (0..1).
+    genericness: float
     neighbours: tuple[str, ...]
     requests: int
     action: str

@@ -15,8 +15,10 @@ Section headings alone are not used: measured on the real-skills dev catalogue, 
 heading ("Overview", "Step 2") routes almost at random and says nothing about where the
 skill's real requests go (docs/doctor.md).
 
-Every pseudo-request belongs to one of :data:`FOLDS` folds, by the position of the text
-it came from; the doctor routes it through a router that has not indexed that text
+Every pseudo-request belongs to one of :data:`FOLDS` leave-out folds, by the kind and
+the position of the text it came from: folds 0 and 1 hold out the body sections at even
+and odd positions, folds 2 and 3 the description clauses (and examples, triggers) at even
+and odd positions. The doctor routes it through a router that has not indexed that text
 (:mod:`skillrt.doctor.folds`). Routed against an index that holds its own words, a
 sentence finds its own skill every time and says nothing; held out, it behaves like a
 request in a user's words.
@@ -32,15 +34,19 @@ from skillrt.routing.fields import SkillFields
 from skillrt.skills.model import Skill
 
 __all__ = [
+    "DESCRIPTION_FOLD",
     "FOLDS",
     "PseudoRequest",
     "description_clauses",
+    "description_pieces",
     "pseudo_requests",
     "section_sentences",
 ]
 
-#: Leave-out folds: fold ``f`` holds out every skill's texts at positions ``j % FOLDS == f``.
-FOLDS = 2
+#: Leave-out folds (see the module docstring): sections even/odd, description even/odd.
+FOLDS = 4
+#: The first fold of the description's texts (clauses, examples, triggers).
+DESCRIPTION_FOLD = 2
 #: Words a description clause needs to be a request of its own.
 MIN_CLAUSE_WORDS = 3
 #: Words a body sentence needs (shorter ones are list stubs, labels, code).
@@ -64,14 +70,17 @@ class PseudoRequest:
     fold: int
 
 
-def description_clauses(description: str) -> list[str]:
-    """The description's clauses (sentences, split at ``.!?;``) of 3+ words, in order.
-
-    The same split decides which clauses a leave-out fold keeps
-    (:func:`skillrt.doctor.folds.held_out`).
-    """
+def description_pieces(description: str) -> list[str]:
+    """The description split at ``.!?;`` (white space collapsed), every piece kept."""
     text = " ".join(description.split())
-    return [c.strip() for c in _CLAUSE.split(text) if len(c.split()) >= MIN_CLAUSE_WORDS]
+    return [c.strip() for c in _CLAUSE.split(text) if c.strip()]
+
+
+def description_clauses(description: str) -> list[str]:
+    """The description's clauses: its pieces of 3+ words, in order (shorter pieces are
+    not requests, and a leave-out fold keeps them: :func:`skillrt.doctor.folds.held_out`).
+    """
+    return [c for c in description_pieces(description) if len(c.split()) >= MIN_CLAUSE_WORDS]
 
 
 def section_sentences(text: str) -> list[str]:
@@ -97,10 +106,10 @@ def pseudo_requests(
     sources: list[list[tuple[str, str, int]]] = []
     own: list[tuple[str, str, int]] = []
     for j, clause in enumerate(description_clauses(skill.description)):
-        own.append((clause, "description", j % FOLDS))
+        own.append((clause, "description", DESCRIPTION_FOLD + j % 2))
     for kind, items in (("example", skill.routing.examples), ("trigger", skill.routing.triggers)):
         for j, text in enumerate(t for t in items if t.strip()):
-            own.append((" ".join(text.split()), kind, j % FOLDS))
+            own.append((" ".join(text.split()), kind, DESCRIPTION_FOLD + j % 2))
     if own:
         sources.append(own)
     for j, section in enumerate(fields.sections):
@@ -112,7 +121,7 @@ def pseudo_requests(
         if len(sentences) > 1:
             texts.append(_clip(" ".join(sentences[:2]), LONG_CHARS))
             texts.append(_clip(sentences[1], SHORT_CHARS))
-        sources.append([(t, label, j % FOLDS) for t in texts])
+        sources.append([(t, label, j % 2) for t in texts])
     out: list[PseudoRequest] = []
     seen: set[str] = set()
     turn = 0

@@ -31,6 +31,8 @@ class TermStats:
         self.bags: list[Counter[str]] = [
             Counter(t for f in fs.field_terms for t in f) for fs in fields
         ]
+        #: Terms of each skill's description, as the router's lexical field has them.
+        self.description: list[tuple[str, ...]] = [fs.field_terms[1] for fs in fields]
         #: Terms of each skill's name and description (what a listing shows).
         self.heads: list[frozenset[str]] = [
             frozenset(t for f in fs.field_terms[:3] for t in f) for fs in fields
@@ -56,6 +58,18 @@ class TermStats:
 
     def idf(self, term: str) -> float:
         return math.log((self.n + 1) / (self.df.get(term, 0) + 1)) + 1.0
+
+    def genericness(self, skill: int) -> float:
+        """How common its description's words are in this catalogue, in 0..1: 1 minus
+        their mean ``log(n / df) / log(n)``. A description made of words every skill
+        uses ("expert", "code", "best practices") gives the router nothing to tell the
+        skill apart by; one naming its tools and situations does."""
+        words = self.description[skill] if skill < len(self.description) else ()
+        if self.n < 2 or not words:
+            return 1.0 if self.n >= 2 else 0.0
+        scale = math.log(self.n)
+        specific = sum(math.log(self.n / max(1, self.df.get(t, 1))) for t in words) / len(words)
+        return max(0.0, min(1.0, 1.0 - specific / scale))
 
     def pull(self, texts: Iterable[str], toward: int, *, limit: int = 6) -> tuple[str, ...]:
         """The rarest words of ``texts`` that skill ``toward`` also has."""
