@@ -241,7 +241,7 @@ def unreachable_skills(
     out: list[Unreachable] = []
     for i, obs in enumerate(per_skill):
         skill = skills[i]
-        if any(o.selected for o in obs):
+        if enabled[i] and any(o.selected for o in obs):
             continue
         first = sum(o.own_rank == 0 for o in obs)
         best = max((o.own_score for o in obs), default=0.0)

@@ -112,13 +112,14 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
     selected = result.plan.names
     reasons: list[Reason] = []
     terms: dict[str, dict[str, float]] = {}
+    if mine is not None:
+        terms["skill"] = _terms(mine)
     if winner is not None:
         terms["winner"] = _terms(winner)
     reasons += _gates(router, query, i, mine)
     if mine is None:
         reasons.append(_not_recalled(router, query, i, len(candidates)))
     else:
-        terms["skill"] = _terms(mine)
         if name in selected:
             reasons.append(Reason("selected", f"it is selected ({mine.score.total:.2f})"))
         else:
