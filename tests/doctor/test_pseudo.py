@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillrt.doctor.folds import held_out
+from skillrt.doctor.folds import held_out, section_terms
 from skillrt.doctor.pseudo import (
     DESCRIPTION_FOLD,
     FOLDS,
@@ -160,3 +160,22 @@ def test_a_request_never_finds_its_own_text_in_its_fold(
         else:
             heading = r.source.removeprefix("section: ")
             assert all(x.heading != heading for x in kept.sections)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    description=st.lists(SENTENCE, min_size=1, max_size=4).map(" ".join),
+    sections=st.lists(st.lists(SENTENCE, min_size=1, max_size=3), min_size=0, max_size=6),
+    examples=st.lists(SENTENCE, max_size=3),
+    fold=st.integers(min_value=0, max_value=FOLDS - 1),
+)
+def test_a_fold_view_has_the_fields_the_router_derives(
+    description: str, sections: list[list[str]], examples: list[str], fold: int
+) -> None:
+    """The fast fold fields (terms reused per section) equal what ``skill_fields``
+    derives from the view: the fold router indexes exactly the held-out skill."""
+    s = skill(description, examples=tuple(examples))
+    body = tuple(BodySection(f"H{k % 2}", " ".join(ss)) for k, ss in enumerate(sections))
+    fields = skill_fields(s, body)
+    view, kept = held_out(s, fields, fold, section_terms([fields])[0])
+    assert kept == skill_fields(view, kept.sections)

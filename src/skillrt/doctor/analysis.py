@@ -6,7 +6,9 @@
    cache (:mod:`skillrt.doctor.encodings`).
 3. Each fold's requests through that fold's leave-out router
    (:mod:`skillrt.doctor.folds`): risk and shadowing.
-4. Each skill's first few requests through the unchanged router: unreachable skills.
+4. The first few requests of each skill that no held-out route selected, through the
+   unchanged router: unreachable skills. (A skill selected for a sentence of its own even
+   with that sentence held out is reachable; probing it again would only cost time.)
 
 Stats and cold start are off (as in ``skillrt eval``): the doctor judges the catalogue,
 not one installation's history. Nothing is recorded.
@@ -15,6 +17,7 @@ not one installation's history. Nothing is recorded.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["Analysis", "analyse"]
 
 #: Requests per skill routed through the unchanged router (the unreachable check).
-PROBES = 3
+PROBES = 2
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def analyse(
 ) -> Analysis:
     """Route every skill's pseudo-requests and derive the findings (module docstring)."""
     from skillrt.doctor.encodings import EncodingCache, cached_queries
-    from skillrt.doctor.folds import fold_router
+    from skillrt.doctor.folds import fold_router, section_terms
     from skillrt.routing.fields import load_fields
     from skillrt.routing.router import Router
 
@@ -81,13 +84,13 @@ def analyse(
     backend = cached_queries(real) if real is not None else None
     if backend is not None:
         router.index.backend = backend
+    _batched(router)
     limit = per_skill_limit(len(skills), samples)
     requests = [
         r for i, s in enumerate(skills) for r in pseudo_requests(i, s, fields[i], limit=limit)
     ]
     folds = by_fold(requests)
-    probes = _probes(requests, PROBES)
-    total = len(requests) + len(probes)
+    total = len(requests)
     done = 0
 
     def step(n: int) -> None:
@@ -97,6 +100,7 @@ def analyse(
             progress("routing pseudo-requests", done, total)
 
     cache = EncodingCache(store, progress=progress)
+    terms_of = section_terms(fields)
     held: list[Observation] = []
     index_s = 0.0
     embedded = router.index.cache.misses
@@ -112,11 +116,17 @@ def analyse(
             is_enabled=is_enabled,
             progress=progress,
             env=env,
+            terms_of=terms_of,
         )
         index_s += time.perf_counter() - t0
         embedded += fold_r.index.cache.misses
+        _batched(fold_r)
         held += route_requests(fold_r, backend, cache, folds[fold], progress=step)
         del fold_r
+        gc.collect()  # the next fold's index replaces this one: free it first
+    reached = {o.request.skill for o in held if o.selected}
+    probes = _probes([r for r in requests if r.skill not in reached], PROBES)
+    total += len(probes)
     probed = route_requests(router, backend, cache, probes, progress=step)
     hood = neighbourhood(router.index)
     texts = [
@@ -128,7 +138,12 @@ def analyse(
     threshold = cfg.selection_threshold
     risk = risk_entries(skills, held, hood, stats, threshold)
     shadowing = shadow_pairs(skills, held, hood, stats, sections)
-    unreachable = unreachable_skills(skills, probed, router.index.enabled, stats, threshold)
+    # Skills selected in a held-out route are reachable: they get no probe observations,
+    # and one selected observation each stands for them.
+    reached_obs = [o for o in held if o.selected and o.request.skill in reached]
+    unreachable = unreachable_skills(
+        skills, [*probed, *reached_obs], router.index.enabled, stats, threshold
+    )
     summary = {
         "skills": len(skills),
         "pseudo_requests": len(requests),
@@ -152,6 +167,15 @@ def analyse(
         router=router,
         summary=summary,
     )
+
+
+def _batched(router: Router) -> None:
+    """Score each chunk of requests' semantic evidence in one product
+    (:mod:`skillrt.doctor.batching`)."""
+    from skillrt.doctor.batching import BatchedSemantic
+
+    if router.index.semantic is not None:
+        router.index.semantic = BatchedSemantic.over(router.index.semantic)
 
 
 def _probes(requests: Sequence[PseudoRequest], per_skill: int) -> list[PseudoRequest]:

@@ -82,19 +82,30 @@ def route_requests(
     progress: Callable[[int], None] | None = None,
 ) -> list[Observation]:
     """Route each request through ``router`` (whose index uses ``backend``; None for a
-    lexical router), its encoding from ``cache``; ``progress(n)`` after each chunk."""
+    lexical router), its encoding from ``cache``; ``progress(n)`` after each chunk.
+
+    With a :class:`~skillrt.doctor.batching.BatchedSemantic` index, a chunk's semantic
+    similarities are computed in one product before its requests are routed."""
+    from skillrt.doctor.batching import BatchedSemantic, request_rows
+
     position = router.index.position
+    semantic = router.index.semantic
     out: list[Observation] = []
     for start in range(0, len(requests), CHUNK):
         chunk = requests[start : start + CHUNK]
-        if backend is not None and router.index.semantic is not None:
-            backend.encodings = cache.encodings(backend.inner, [r.text for r in chunk])
+        if backend is not None and semantic is not None:
+            encodings = cache.encodings(backend.inner, [r.text for r in chunk])
+            backend.encodings = encodings
+            if isinstance(semantic, BatchedSemantic):
+                semantic.prepare([request_rows(e.vector, e.parts) for e in encodings.values()])
         for request in chunk:
             result = router.route(request.text, surface="eval")
             ranked = [(position[c.name], c.score.total, c.status) for c in result.candidates]
             out.append(observe(request, ranked))
         if backend is not None:
             backend.encodings = {}
+        if isinstance(semantic, BatchedSemantic):
+            semantic.clear()
         if progress is not None:
             progress(len(chunk))
     return out

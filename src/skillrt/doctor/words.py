@@ -42,18 +42,22 @@ class TermStats:
             self.df.update(bag.keys())
         self.n = max(1, len(fields))
         self._texts = list(texts)
-        self._surface: dict[int, dict[str, str]] = {}
+        self._surface: dict[str, str] | None = None
 
-    def _words(self, skill: int, found: Sequence[str]) -> tuple[str, ...]:
-        """``found`` terms as the skill's text writes them (its most frequent form)."""
-        if skill not in self._surface:
-            forms: dict[str, Counter[str]] = {}
-            text = self._texts[skill] if skill < len(self._texts) else ""
-            for word in _WORD.findall(text.lower()):
+    def _words(self, found: Sequence[str]) -> tuple[str, ...]:
+        """``found`` terms as the catalogue writes them (each term's most frequent form;
+        the map is built once, from every skill's text)."""
+        if self._surface is None:
+            counts: Counter[str] = Counter()
+            for text in self._texts:
+                counts.update(_WORD.findall(text.lower()))
+            forms: dict[str, tuple[int, str]] = {}
+            for word, n in counts.items():
                 for t in terms(word):
-                    forms.setdefault(t, Counter())[word] += 1
-            self._surface[skill] = {t: c.most_common(1)[0][0] for t, c in forms.items()}
-        surface = self._surface[skill]
+                    if n > forms.get(t, (0, ""))[0]:
+                        forms[t] = (n, word)
+            self._surface = {t: w for t, (_, w) in forms.items()}
+        surface = self._surface
         return tuple(dict.fromkeys(surface.get(t, t) for t in found))
 
     def idf(self, term: str) -> float:
@@ -93,9 +97,7 @@ class TermStats:
             for t, n in bag.items()
             if t not in theirs and len(t) > 2 and not t.isdigit() and self.df[t] > 1
         ]
-        return self._words(
-            skill, [t for _, t in sorted(scored, key=lambda x: (-x[0], x[1]))][:limit]
-        )
+        return self._words([t for _, t in sorted(scored, key=lambda x: (-x[0], x[1]))][:limit])
 
     def missing_from_head(self, skill: int, *, limit: int = 6) -> tuple[str, ...]:
         """The body's most telling words that its name and description do not say."""
@@ -105,6 +107,4 @@ class TermStats:
             for t, n in bag.items()
             if t not in head and len(t) > 2 and not t.isdigit() and n > 1
         ]
-        return self._words(
-            skill, [t for _, t in sorted(scored, key=lambda x: (-x[0], x[1]))][:limit]
-        )
+        return self._words([t for _, t in sorted(scored, key=lambda x: (-x[0], x[1]))][:limit])
