@@ -71,20 +71,14 @@ def analyse(
     from skillrt.doctor.encodings import EncodingCache, cached_queries
     from skillrt.doctor.folds import fold_router, section_terms
     from skillrt.routing.fields import load_fields
-    from skillrt.routing.router import Router
+    from skillrt.routing.router import Router, resolve_backend
 
     started = time.perf_counter()
     cfg = dataclasses.replace(config, use_stats=False, cold_start=False)
-    router = Router.from_skills(
-        skills, cfg, store=store, is_enabled=is_enabled, env=env, progress=progress
-    )
-    router.store = None  # the store gave vectors; stats stay out
-    fields = load_fields(skills, store, progress=progress)
-    real = router.index.backend
+    # The folds first, the unchanged router after them: only one index at a time.
+    real = resolve_backend(cfg.embedding_backend, cfg)
     backend = cached_queries(real) if real is not None else None
-    if backend is not None:
-        router.index.backend = backend
-    _batched(router)
+    fields = load_fields(skills, store, progress=progress)
     limit = per_skill_limit(len(skills), samples)
     requests = [
         r for i, s in enumerate(skills) for r in pseudo_requests(i, s, fields[i], limit=limit)
@@ -103,7 +97,7 @@ def analyse(
     terms_of = section_terms(fields)
     held: list[Observation] = []
     index_s = 0.0
-    embedded = router.index.cache.misses
+    embedded = 0
     for fold in range(FOLDS):
         t0 = time.perf_counter()
         fold_r = fold_router(
@@ -123,18 +117,28 @@ def analyse(
         _batched(fold_r)
         held += route_requests(fold_r, backend, cache, folds[fold], progress=step)
         del fold_r
-        gc.collect()  # the next fold's index replaces this one: free it first
-    reached = {o.request.skill for o in held if o.selected}
-    probes = _probes([r for r in requests if r.skill not in reached], PROBES)
-    total += len(probes)
-    probed = route_requests(router, backend, cache, probes, progress=step)
-    hood = neighbourhood(router.index)
+        gc.collect()  # the next index replaces this one: free it first
+    del terms_of
     texts = [
         " ".join([s.description, *(x.text for x in f.sections)])
         for s, f in zip(skills, fields, strict=True)
     ]
     stats = TermStats(fields, texts)
     sections = [frozenset(s.text for s in f.sections) for f in fields]
+    del fields, texts
+    router = Router.from_skills(
+        skills, cfg, store=store, backend=real, is_enabled=is_enabled, env=env, progress=progress
+    )
+    router.store = None  # the store gave vectors; stats stay out
+    embedded += router.index.cache.misses
+    if backend is not None:
+        router.index.backend = backend
+    _batched(router)
+    reached = {o.request.skill for o in held if o.selected}
+    probes = _probes([r for r in requests if r.skill not in reached], PROBES)
+    total += len(probes)
+    probed = route_requests(router, backend, cache, probes, progress=step)
+    hood = neighbourhood(router.index)
     threshold = cfg.selection_threshold
     risk = risk_entries(skills, held, hood, stats, threshold)
     shadowing = shadow_pairs(skills, held, hood, stats, sections)

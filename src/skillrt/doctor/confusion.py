@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillrt.doctor.pseudo import PseudoRequest
 
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 
 __all__ = ["Observation", "route_requests"]
 
-#: Requests whose encodings are held in memory at once (about 12 KB each).
-CHUNK = 256
+#: Requests routed per chunk: their packed encodings (about 12 KB each) and their
+#: semantic similarities (3 arrays of every skill each) are held at once.
+CHUNK = 128
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,10 @@ def route_requests(
     With a :class:`~skillrt.doctor.batching.BatchedSemantic` index, a chunk's semantic
     similarities are computed in one product before its requests are routed."""
     from skillrt.doctor.batching import BatchedSemantic, request_rows
+    from skillrt.doctor.encodings import unpack_vectors
+
+    def _rows(vectors: Any) -> Any:
+        return request_rows(vectors[0], vectors[1:])
 
     position = router.index.position
     semantic = router.index.semantic
@@ -97,7 +102,8 @@ def route_requests(
             encodings = cache.encodings(backend.inner, [r.text for r in chunk])
             backend.encodings = encodings
             if isinstance(semantic, BatchedSemantic):
-                semantic.prepare([request_rows(e.vector, e.parts) for e in encodings.values()])
+                dim = backend.dim
+                semantic.prepare([_rows(unpack_vectors(blob, dim)) for blob in encodings.values()])
         for request in chunk:
             result = router.route(request.text, surface="eval")
             ranked = [(position[c.name], c.score.total, c.status) for c in result.candidates]

@@ -29,7 +29,15 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import Matrix
 
-__all__ = ["CachedQueries", "EncodingCache", "cached_queries", "pack", "request_spans", "unpack"]
+__all__ = [
+    "CachedQueries",
+    "EncodingCache",
+    "cached_queries",
+    "pack",
+    "request_spans",
+    "unpack",
+    "unpack_vectors",
+]
 
 _NO_TOKENS = 0xFFFF
 
@@ -109,6 +117,18 @@ def unpack(buf: bytes, dim: int) -> QueryEncoding | None:
     return QueryEncoding(vectors[0], vectors[1:], tokens, part_tokens)
 
 
+def unpack_vectors(buf: bytes, dim: int) -> Matrix:
+    """Just the request's vector and its clauses' vectors from a :func:`pack` blob (rows:
+    the vector first), without decoding its token states."""
+    import numpy as np
+
+    (n_parts,) = struct.unpack_from("<H", buf)
+    at = 4 + 2 * n_parts
+    half = np.frombuffer(buf, dtype=np.float16, count=(1 + n_parts) * dim, offset=at)
+    rows: Matrix = half.astype(np.float32).reshape(1 + n_parts, dim)
+    return rows
+
+
 class _QuerySide(EmbeddingBackend):
     """The cache's view of a backend: keyed by its *query* model, computing encodings."""
 
@@ -132,22 +152,20 @@ class EncodingCache(VectorCache):
     suffix = "+doctor-request-v1"
     what = "request encodings"
 
-    def encodings(
-        self, backend: EmbeddingBackend, texts: Sequence[str]
-    ) -> dict[str, QueryEncoding]:
-        """Each text's encoding: from memory, the store, or the model (then stored)."""
+    def encodings(self, backend: EmbeddingBackend, texts: Sequence[str]) -> dict[str, bytes]:
+        """Each text's packed encoding (:func:`unpack` reads it): from memory, the store,
+        or the model (then stored). Kept packed, ~12 KB each, until a route asks."""
         from skillrt.routing.vector_cache import text_hash
 
         unique = list(dict.fromkeys(texts))
         side = _QuerySide(backend)
         blobs = self.lookup(side, [(text_hash(t), t) for t in unique], keep=False)
-        out: dict[str, QueryEncoding] = {}
+        out: dict[str, bytes] = {}
         for text, blob in zip(unique, blobs, strict=True):
-            decoded = unpack(blob.tobytes(), backend.dim)
-            if decoded is None:  # cannot happen for a row this cache wrote
-                decoded = unpack(pack(backend.encode_query(text, request_spans(text))), backend.dim)
-            assert decoded is not None
-            out[text] = decoded
+            packed = blob.tobytes()
+            if unpack(packed, backend.dim) is None:  # cannot happen for a row this cache wrote
+                packed = pack(backend.encode_query(text, request_spans(text)))
+            out[text] = packed
         return out
 
     def _compute(self, backend: EmbeddingBackend, texts: list[str]) -> list[Matrix]:
@@ -184,8 +202,8 @@ class CachedQueries(EmbeddingBackend):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.token_states = inner.token_states
-        #: text -> its encoding, for the requests about to be routed.
-        self.encodings: dict[str, QueryEncoding] = {}
+        #: text -> its packed encoding (:func:`pack`), for the requests about to be routed.
+        self.encodings: dict[str, bytes] = {}
 
     @property
     def query_model_id(self) -> str:
@@ -201,7 +219,8 @@ class CachedQueries(EmbeddingBackend):
         return self.inner.embed_document_tokens(texts)
 
     def encode_query(self, text: str, spans: Sequence[tuple[int, int]] = ()) -> QueryEncoding:
-        hit = self.encodings.get(text)
+        packed = self.encodings.get(text)
+        hit = unpack(packed, self.dim) if packed is not None else None
         if hit is not None and len(hit.parts) == len(spans):
             return hit
         return self.inner.encode_query(text, spans)

@@ -124,4 +124,6 @@ def fold_router(
         token_match_max_texts=config.token_match_max_texts,
         fields=[f for _, f in views],
     )
+    # The index holds its vectors as matrices: the cache's per-text copies can go.
+    index.cache.clear_memory()
     return Router(index, config, env=env)
