@@ -217,3 +217,18 @@ def test_human_output_names_every_section(
     for title in ("Environment", "Shadowing", "Unreachable", "Risk", "Listing budget"):
         assert title in out
     assert "[" not in err  # no progress bar when stderr is not a terminal
+
+
+def test_unwritable_html_and_missing_roots_are_reported(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = project / "file"
+    blocker.write_text("", encoding="utf-8")
+    code, data = doctor(capsys, project, "--html", str(blocker / "report.html"))
+    assert code == 2 and data["error"]["code"] == "E_USAGE"
+    assert data["error"]["path"] == str(blocker / "report.html")
+    code = main(["doctor", "--root", str(project / "missing"), "--backend", "hashing",
+                 "--state", str(project / ".skillrt"), "--json"])  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["risk"] == [] and data["shadowing"] == []
+    assert f"{project / 'missing'}: the root does not exist" in data["environment"]["problems"]
