@@ -6,9 +6,7 @@
    cache (:mod:`skillrt.doctor.encodings`).
 3. Each fold's requests through that fold's leave-out router
    (:mod:`skillrt.doctor.folds`): risk and shadowing.
-4. The first few requests of each skill that no held-out route selected, through the
-   unchanged router: unreachable skills. (A skill selected for a sentence of its own even
-   with that sentence held out is reachable; probing it again would only cost time.)
+4. Each skill's first few requests through the unchanged router: unreachable skills.
 
 Stats and cold start are off (as in ``skillrt eval``): the doctor judges the catalogue,
 not one installation's history. Nothing is recorded.
@@ -134,20 +132,14 @@ def analyse(
     if backend is not None:
         router.index.backend = backend
     _batched(router)
-    reached = {o.request.skill for o in held if o.selected}
-    probes = _probes([r for r in requests if r.skill not in reached], PROBES)
+    probes = _probes(requests, PROBES)
     total += len(probes)
     probed = route_requests(router, backend, cache, probes, progress=step)
     hood = neighbourhood(router.index)
     threshold = cfg.selection_threshold
     risk = risk_entries(skills, held, hood, stats, threshold)
     shadowing = shadow_pairs(skills, held, hood, stats, sections)
-    # Skills selected in a held-out route are reachable: they get no probe observations,
-    # and one selected observation each stands for them.
-    reached_obs = [o for o in held if o.selected and o.request.skill in reached]
-    unreachable = unreachable_skills(
-        skills, [*probed, *reached_obs], router.index.enabled, stats, threshold
-    )
+    unreachable = unreachable_skills(skills, probed, router.index.enabled, stats, threshold)
     summary = {
         "skills": len(skills),
         "pseudo_requests": len(requests),

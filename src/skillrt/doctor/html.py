@@ -20,16 +20,38 @@ TABLE_ROWS = 100
 
 
 def _heat(report: DoctorReport) -> str:
-    names: list[str] = []
+    """The skills of the worst shadowing pairs, linked skills next to each other."""
+    weight: dict[str, float] = {}
+    cells_by_name: dict[tuple[str, str], float] = {}
+    order: list[str] = []  # the skills of the worst pairs first
     for p in report.shadowing:
+        cells_by_name[(p.skill, p.shadowed_by)] = p.score
         for n in (p.skill, p.shadowed_by):
-            if n not in names and len(names) < HEAT_SKILLS:
-                names.append(n)
+            weight[n] = weight.get(n, 0.0) + p.score
+            if n not in order:
+                order.append(n)
+    chosen = set(order[:HEAT_SKILLS])
+    linked: dict[str, dict[str, float]] = {n: {} for n in chosen}
+    for (a, b), score in cells_by_name.items():
+        if a in chosen and b in chosen:
+            linked[a][b] = max(linked[a].get(b, 0.0), score)
+            linked[b][a] = max(linked[b].get(a, 0.0), score)
+    # Greedy order: each next skill is the unplaced one most linked to the last placed
+    # (else the most confused one left), so clusters sit together on the diagonal.
+    names: list[str] = []
+    left = set(chosen)
+    while left:
+        last = names[-1] if names else None
+        near = [n for n in left if last is not None and n in linked[last]]
+        pick = max(near, key=lambda n: (linked[last][n], n)) if last and near else None
+        if pick is None:
+            pick = min(left, key=lambda n: (-weight[n], n))
+        names.append(pick)
+        left.discard(pick)
     at = {n: k for k, n in enumerate(names)}
-    cells: dict[tuple[int, int], float] = {}
-    for p in report.shadowing:
-        if p.skill in at and p.shadowed_by in at:
-            cells[(at[p.skill], at[p.shadowed_by])] = p.score
+    cells = {
+        (at[a], at[b]): score for (a, b), score in cells_by_name.items() if a in at and b in at
+    }
     return svg.heat_map(names, cells)
 
 

@@ -35,7 +35,7 @@ def bars(
     if not items:
         return '<p class="empty">nothing to show</p>'
     top = max([maximum or 0.0, marker or 0.0, *(v for _, v in items)]) or 1.0
-    left, row, plot = 230, 20, width - 230 - 70
+    left, row, plot = 260, 20, width - 260 - 70
     height = row * len(items) + 24
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" {FONT}>']  # fmt: skip
@@ -68,7 +68,7 @@ def paired_bars(
     """Two bars per row (values in 0..1, drawn as percentages): e.g. precision, recall."""
     if not items:
         return '<p class="empty">nothing to show</p>'
-    left, row, plot = 230, 26, width - 230 - 60
+    left, row, plot = 260, 26, width - 260 - 60
     height = row * len(items) + 30
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'viewBox="0 0 {width} {height}" role="img" {FONT}>']  # fmt: skip
@@ -106,14 +106,16 @@ def heat_map(labels: Sequence[str], cells: dict[tuple[int, int], float], *, cell
     if not labels:
         return '<p class="empty">nothing to show</p>'
     n = len(labels)
-    left, top = 230, 190
+    left, top = 260, 200
     size_w, size_h = left + n * cell + 10, top + n * cell + 10
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size_w}" height="{size_h}" '
            f'viewBox="0 0 {size_w} {size_h}" role="img" {FONT}>']  # fmt: skip
     peak = max(cells.values(), default=0.0) or 1.0
     for i, label in enumerate(labels):
         y = top + i * cell
-        out.append(f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{_label(label)}</text>')
+        out.append(
+            f'<text x="{left - 6}" y="{y + 15}" text-anchor="end">{_label(label, 38)}</text>'
+        )
         x = left + i * cell + 15
         out.append(
             f'<text x="{x}" y="{top - 6}" transform="rotate(-60 {x} {top - 6})">'
