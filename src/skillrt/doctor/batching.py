@@ -10,8 +10,10 @@ request from them, combining them exactly as ``score_many`` does. A request it w
 prepared for is scored the usual way.
 
 The raw similarities follow ``score_many`` step by step, including its part prefilter
-(parts scored only for each row's best ``PART_PREFILTER`` skills by document
-similarity); ``tests/doctor/test_batching.py`` checks both give the same scores.
+(parts count only for a request's best ``PART_PREFILTER`` skills by document
+similarity: every skill's best part is computed in the batch, and each request keeps
+those of its own best skills); ``tests/doctor/test_batching.py`` checks both give the
+same scores.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    Raw = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]
+    Raw = tuple[NDArray[np.float32], NDArray[np.float32], NDArray[np.float32], NDArray[np.float32]]
 
 __all__ = ["BatchedSemantic", "request_rows"]
 
@@ -49,7 +51,7 @@ class BatchedSemantic(SemanticIndex):
     """A :class:`SemanticIndex` (sharing another one's arrays) that answers
     ``score_many`` from similarities prepared for many requests at once."""
 
-    #: row bytes -> (document, part, section) similarities of every skill.
+    #: row bytes -> (document, best part, best section, centroid) similarities.
     _ready: dict[bytes, Raw]
     #: Requests answered from prepared similarities / scored the usual way.
     hits: int
@@ -69,10 +71,8 @@ class BatchedSemantic(SemanticIndex):
         return len(self.part_vectors) > MAX_FULL_PARTS and self.n_skills > PART_PREFILTER
 
     def prepare(self, rows: Sequence[Any]) -> None:
-        """Compute the similarities of every row of ``rows`` (one matrix per request):
-        the products with every skill's document and section vectors, and with its parts
-        unless they are prefiltered (then they depend on the request's rows together and
-        are scored when it is routed)."""
+        """Compute the similarities of every row of ``rows`` (one matrix per request)
+        with every skill's document, best part, example centroid and best section."""
         import numpy as np
 
         self._ready = {}
@@ -81,12 +81,19 @@ class BatchedSemantic(SemanticIndex):
         queries = np.ascontiguousarray(np.vstack(rows), dtype=np.float32)
         qt = queries.T
         doc = self.doc_vectors @ qt  # (skills, rows)
+        # Every skill's best part; with prefiltered parts a request keeps only those of
+        # its best skills by document similarity (:meth:`score_many`).
         part = doc.copy()
-        if not self._prefiltered and len(self.part_vectors):
+        if len(self.part_vectors):
             sims = self.part_vectors @ qt
             part[self.has_parts] = np.maximum.reduceat(
                 sims, self.part_start[self.has_parts], axis=0
             )
+        centroid = (
+            self.centroid_vectors @ qt
+            if len(self.centroid_vectors)
+            else np.zeros((0, len(queries)), np.float32)
+        )
         section = doc.copy()
         if len(self.section_vectors):
             sims = self.section_vectors @ qt
@@ -95,7 +102,12 @@ class BatchedSemantic(SemanticIndex):
                 np.maximum.reduceat(sims, self.section_start[has], axis=0), doc[has]
             )
         for r, q in enumerate(queries):
-            self._ready[q.tobytes()] = (doc[:, r].copy(), part[:, r].copy(), section[:, r].copy())
+            self._ready[q.tobytes()] = (
+                doc[:, r].copy(),
+                part[:, r].copy(),
+                section[:, r].copy(),
+                centroid[:, r].copy(),
+            )
 
     def clear(self) -> None:
         self._ready = {}
@@ -119,20 +131,17 @@ class BatchedSemantic(SemanticIndex):
         doc = np.stack([r[0] for r in raws], axis=1)
         part = np.stack([r[1] for r in raws], axis=1)
         section = np.stack([r[2] for r in raws], axis=1)
-        qt = queries.T
         if self._prefiltered:
-            part = doc.copy()
+            # Parts count only for the request's best skills by document similarity
+            # (the union over its rows); elsewhere a skill's part score is its document's.
+            best = doc.copy()
             top = np.unique(np.argpartition(-doc, PART_PREFILTER - 1, axis=0)[:PART_PREFILTER])
             top = top[self.has_parts[top]]
-            if len(top):
-                counts = self.part_end[top] - self.part_start[top]
-                idx = np.repeat(self.part_start[top] - np.cumsum(counts) + counts, counts)
-                idx += np.arange(int(counts.sum()))
-                sims = self.part_vectors[idx] @ qt
-                part[top] = np.maximum.reduceat(sims, np.cumsum(counts) - counts, axis=0)
+            best[top] = part[top]
+            part = best
         centroid = part.copy()
         if len(self.centroid_vectors):
-            centroid[self.centroid_owner] = self.centroid_vectors @ qt
+            centroid[self.centroid_owner] = np.stack([r[3] for r in raws], axis=1)
         combined = self.combine(doc, part, centroid, mix, section, section_weight)
         columns = [
             np.ascontiguousarray(a.T, dtype=np.float32)
