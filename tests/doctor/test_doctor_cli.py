@@ -232,3 +232,35 @@ def test_unwritable_html_and_missing_roots_are_reported(
     data = json.loads(capsys.readouterr().out)
     assert code == 0 and data["risk"] == [] and data["shadowing"] == []
     assert f"{project / 'missing'}: the root does not exist" in data["environment"]["problems"]
+
+
+def test_progress_shows_on_a_terminal(project: Path) -> None:
+    """On a terminal (a real pty as stderr) the doctor draws its progress bar; stdout
+    keeps the one JSON document."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillrt", "doctor", "--root", str(project / "skills"),
+         "--backend", "hashing", "--state", str(project / ".skillrt"), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    os.close(slave)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the pty is drained
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(master)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["risk"]
+    assert b"routing pseudo-requests [" in drawn
