@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
+    from skillrt.doctor.model import DoctorReport
     from skillrt.errors import SkillrtError
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
     from skillrt.routing.plan import ActivationPlan, RouteResult
     from skillrt.routing.router import Router
+    from skillrt.routing.why_not import WhyNot
     from skillrt.runtime import SkillRuntime
     from skillrt.skills.catalog import Catalog
     from skillrt.skills.checks import ValidationResult
@@ -61,6 +63,7 @@ _EXPORTS = {
     "DispatchRequest": "skillrt.dispatch.model",
     "DispatchResult": "skillrt.dispatch.model",
     "DispatchService": "skillrt.dispatch.service",
+    "DoctorReport": "skillrt.doctor.model",
     "EvalReport": "skillrt.eval.harness",
     "Feedback": "skillrt.telemetry.feedback",
     "InvocationResolver": "skillrt.invocation.resolver",
@@ -98,6 +101,7 @@ _EXPORTS = {
     "Surface": "skillrt.invocation.results",
     "TurnContext": "skillrt.turns",
     "ValidationResult": "skillrt.skills.checks",
+    "WhyNot": "skillrt.routing.why_not",
     "WorkflowStatus": "skillrt.orchestration.status",
     "Workflows": "skillrt.orchestration.service",
 }
@@ -137,6 +141,7 @@ __all__ = [
     "DispatchRequest",
     "DispatchResult",
     "DispatchService",
+    "DoctorReport",
     "EvalReport",
     "Feedback",
     "InvocationResolver",
@@ -174,6 +179,7 @@ __all__ = [
     "Surface",
     "TurnContext",
     "ValidationResult",
+    "WhyNot",
     "WorkflowStatus",
     "Workflows",
     "__version__",

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
+    from skillrt.doctor.model import DoctorReport
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
     from skillrt.execution.base import Runner
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
     from skillrt.routing.plan import RouteResult
     from skillrt.routing.router import Router
+    from skillrt.routing.why_not import WhyNot
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
     from skillrt.telemetry.recording import RecordingRouter
@@ -383,6 +385,15 @@ class SkillRuntime:
             registry=self.registry if triggers else None,
         )
 
+    def stats_html(self, *, since: float | str | None = None) -> str:
+        """The recorded telemetry as a self-contained HTML page (``stats --html``)."""
+        from skillrt.telemetry.html import render_stats_html
+        from skillrt.telemetry.report import iter_routes, parse_since
+
+        ts = parse_since(since) if isinstance(since, str) else since
+        report = self.stats(since=ts)
+        return render_stats_html(report, list(iter_routes(self.store, ts)))
+
     def feedback(
         self,
         route_id: str,
@@ -627,6 +638,49 @@ class SkillRuntime:
         )
         router.store = None  # vectors came from the store; stats stay out
         return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
+
+    def doctor(
+        self,
+        *,
+        queries: Path | str | Sequence[LabelledQuery] | None = None,
+        samples: int | None = None,
+        context_window: int | None = None,
+        daemon_socket: str | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> DoctorReport:
+        """Diagnose this runtime's catalogue (docs/doctor.md): environment, shadowing,
+        unreachable skills, risk, listing budget, and with ``queries`` (a labelled set)
+        each skill's trigger precision and recall. Records nothing; the index cache is
+        read (and filled for new skills and pseudo-requests)."""
+        from skillrt.doctor.service import diagnose
+        from skillrt.eval.datasets import load_queries
+
+        source = ""
+        if isinstance(queries, (str, Path)):
+            source = str(queries)
+            queries = load_queries(queries)
+        return diagnose(
+            self.routable_skills(),
+            config=self.config,
+            registry=self.registry,
+            store=self.store,
+            explicit_roots=self.explicit_roots,
+            catalogs=self.catalogs,
+            env=dict(self.env) if self.env is not None else None,
+            queries=queries,
+            queries_source=source,
+            samples=samples,
+            context_window=context_window,
+            daemon_socket=daemon_socket,
+            progress=progress or self.build_progress,
+        )
+
+    def why_not(self, query: str, skill: str) -> WhyNot:
+        """Why ``skill`` is not what ``query`` selects: its rank, its score against the
+        winner's, the threshold and every gate it failed. Records nothing."""
+        from skillrt.routing.why_not import why_not
+
+        return why_not(self.router, query, skill)
 
     def close(self) -> None:
         """Write the queued route events, then close the store."""

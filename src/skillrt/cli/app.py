@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "loader_cmds",
     "invocation_cmds",
     "routing_cmds",
+    "doctor_cmds",
     "dispatch_cmds",
     "workflow_cmds",
     "telemetry_cmds",

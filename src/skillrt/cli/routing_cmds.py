@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.eval.harness import EvalReport
     from skillrt.routing.plan import RouteResult
+    from skillrt.routing.why_not import WhyNot
 
 BACKENDS = ("auto", "onnx-minilm", "hashing", "sentence-transformers", "none")
 
@@ -36,14 +37,14 @@ def register(
     )
     p.add_argument("--top-k", type=int, metavar="N", help="semantic top-k (default 3)")
     p.add_argument("--explain", action="store_true", help="also show the raw signals")
-    p.add_argument(
-        "--catalog",
-        action="append",
-        metavar="FILE",
-        default=[],
-        help="a JSONL skill catalogue to route over besides the roots (repeatable)",
-    )
+    add_catalogue_options(p)
     p.add_argument("--candidates", metavar="NAMES", help="comma-separated: route only within")
+    p.add_argument(
+        "--why-not",
+        metavar="SKILL",
+        help="explain why SKILL is not selected: its rank, its terms against the winner's, "
+        "the threshold and every gate it failed (nothing is recorded)",
+    )
     p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
     p.add_argument(
         "--no-cold-start", action="store_true", help="no cold-start damping for this route"
@@ -62,12 +63,7 @@ def register(
         "recorded: the store is in memory unless --state is given (then it only caches "
         "skill vectors and sections).",
     )
-    p.add_argument("--catalog", metavar="FILE", help="skills.jsonl (optional with --root)")
-    p.add_argument(
-        "--base",
-        metavar="DIR",
-        help="folder a catalogue line's 'path' is relative to (default: the catalogue's folder)",
-    )
+    add_catalogue_options(p)
     p.add_argument("--queries", required=True, metavar="FILE", help="queries.*.jsonl")
     p.add_argument(
         "--per-query",
@@ -79,6 +75,35 @@ def register(
     p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
     p.add_argument("--threshold", type=float, metavar="T", help="selection threshold override")
     p.set_defaults(handler=cmd_eval)
+
+
+def add_catalogue_options(p: argparse.ArgumentParser) -> None:
+    """``--catalog`` and ``--base``: the catalogue inputs ``route``, ``eval`` and
+    ``doctor`` take alike (with the global ``--root``)."""
+    p.add_argument(
+        "--catalog",
+        action="append",
+        metavar="FILE",
+        default=[],
+        help="a JSONL skill catalogue besides the roots' skills (repeatable)",
+    )
+    p.add_argument(
+        "--base",
+        metavar="DIR",
+        help="folder a catalogue line's 'path' is relative to (default: the catalogue's folder)",
+    )
+
+
+def catalogue_only(config: Any) -> Any:
+    """``config`` searching only the given inputs: no configured, conventional or client
+    skill folders (a ``--catalog`` without ``--root`` means that catalogue alone), but
+    the config's walk limits, as every command reads them."""
+    import dataclasses
+
+    discovery = dataclasses.replace(
+        config.discovery, roots=(), conventional_roots=False, claude_roots=False, codex_roots=False
+    )
+    return config.replace_section(discovery=discovery)
 
 
 def _routing_config(ctx: CliContext, **changes: Any) -> Any:
@@ -105,6 +130,8 @@ def cmd_route(ctx: CliContext) -> int:
     candidates = None
     if args.candidates:
         candidates = [c.strip() for c in args.candidates.split(",") if c.strip()]
+    if args.why_not:
+        return _why_not(ctx)
     if not (args.catalog or args.backend or args.no_cold_start):
         # Same config as the daemon's: it can answer (its result prints the same way).
         from skillrt.cli.daemon_use import ask_daemon
@@ -123,7 +150,10 @@ def cmd_route(ctx: CliContext) -> int:
     if args.no_cold_start:
         changes["cold_start"] = False
     runtime = ctx.open_runtime(
-        config=_routing_config(ctx, **changes), catalogs=args.catalog, env=dict(os.environ)
+        config=_routing_config(ctx, **changes),
+        catalogs=args.catalog,
+        catalog_base=args.base,
+        env=dict(os.environ),
     )
     result = runtime.route(
         args.query,
@@ -135,6 +165,42 @@ def cmd_route(ctx: CliContext) -> int:
     )
     ctx.emit(result, lambda: render_route(result, explain=args.explain))
     return 0
+
+
+def _why_not(ctx: CliContext) -> int:
+    args = ctx.args
+    changes: dict[str, Any] = {"cold_start": False} if args.no_cold_start else {}
+    runtime = ctx.open_runtime(
+        config=_routing_config(ctx, **changes),
+        catalogs=args.catalog,
+        catalog_base=args.base,
+        env=dict(os.environ),
+    )
+    result = runtime.why_not(args.query, args.why_not)
+    ctx.emit({"why_not": result}, lambda: render_why_not(result))
+    return 0
+
+
+def render_why_not(result: WhyNot) -> str:
+    from skillrt.cli.output import bold, table
+
+    rank = f"#{result.rank}" if result.rank is not None else "not recalled"
+    score = f"{result.score:.2f}" if result.score is not None else "-"
+    winner = (
+        f"{result.winner} ({result.winner_score:.2f})" if result.winner is not None else "no skill"
+    )
+    lines = [
+        bold(f"Why not {result.skill}?"),
+        f"  rank {rank}, total {score}, threshold {result.threshold:.2f}; selected: {winner}",
+        "",
+    ]
+    lines += [f"  - [{r.code}] {r.message}" for r in result.reasons]
+    if result.terms:
+        keys = list(next(iter(result.terms.values())))
+        cols = list(result.terms)
+        rows = [[k, *(f"{result.terms[c][k]:.2f}" for c in cols)] for k in keys]
+        lines += ["", table(["TERM", *(c.upper() for c in cols)], rows)]
+    return "\n".join(lines)
 
 
 def render_route(result: RouteResult, *, explain: bool = False) -> str:
@@ -210,8 +276,6 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
 
 
 def cmd_eval(ctx: CliContext) -> int:
-    import dataclasses
-
     from skillrt.errors import UsageError
     from skillrt.store import MEMORY, open_location, open_store
 
@@ -226,20 +290,15 @@ def cmd_eval(ctx: CliContext) -> int:
     roots = getattr(args, "root", None)
     if not args.catalog and not roots:
         raise UsageError("eval needs --catalog FILE, --root DIR, or both")
-    config = _routing_config(ctx, **changes)
-    # Only the catalogue and the given roots are routed over: no configured or
-    # conventional folders, but the config's walk limits as every command reads them.
-    discovery = dataclasses.replace(
-        config.discovery, roots=(), conventional_roots=False, claude_roots=False, codex_roots=False
-    )
-    config = config.replace_section(discovery=discovery)
+    # Only the catalogue and the given roots are routed over.
+    config = catalogue_only(_routing_config(ctx, **changes))
     state = getattr(args, "state", None)
     store = open_store(config) if state else open_location(MEMORY)
     runtime = ctx.open_runtime(
         config=config,
         roots=[Path(r).resolve() for r in roots] if roots else [],
         store=store,
-        catalogs=[args.catalog] if args.catalog else [],
+        catalogs=args.catalog,
         catalog_base=args.base,
     )
     from skillrt.cli.output import ProgressBar
@@ -254,7 +313,7 @@ def cmd_eval(ctx: CliContext) -> int:
     )
     if args.per_query:
         _write_per_query(Path(args.per_query), report)
-    source = args.catalog or ", ".join(roots or ())
+    source = ", ".join([*args.catalog, *(roots or ())])
     ctx.emit(report, lambda: render_eval(report, source, args.queries))
     return 0
 

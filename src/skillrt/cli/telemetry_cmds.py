@@ -38,6 +38,11 @@ def register(
     p.add_argument(
         "--top", type=int, default=20, metavar="N", help="skills shown in the table (default 20)"
     )
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="also write the metrics as charts in one self-contained HTML page",
+    )
     p.set_defaults(handler=cmd_stats)
 
     p = sub.add_parser(
@@ -171,6 +176,16 @@ def cmd_stats(ctx: CliContext) -> int:
     report = ctx.runtime.stats(
         since=since, by_config=ctx.args.by_config, triggers=ctx.args.triggers
     )
+    if ctx.args.html:
+        from pathlib import Path
+
+        from skillrt.atomic import atomic_write_text
+
+        path = Path(ctx.args.html)
+        try:
+            atomic_write_text(path, ctx.runtime.stats_html(since=since))
+        except OSError as exc:
+            raise UsageError(f"cannot write {path}: {exc}", path=str(path)) from exc
     ctx.emit(report, lambda: render(report, top=ctx.args.top))
     return 0
 

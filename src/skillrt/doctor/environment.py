@@ -1,0 +1,205 @@
+"""The doctor's environment section: roots, store, daemon, client hooks, extras.
+
+Every check is bounded and none writes: a root walk counts at most
+:data:`MAX_DIRS` folders, the daemon gets :data:`DAEMON_TIMEOUT_S` seconds to answer, a
+client config file that cannot be read is reported, never fatal.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillrt.doctor.model import Environment, RootStatus
+
+if TYPE_CHECKING:
+    from skillrt.config import RootConfig, RuntimeConfig
+    from skillrt.skills.registry import SkillRegistry
+    from skillrt.store.base import Store
+
+__all__ = ["EXTRAS", "environment", "hook_status", "missing_extras"]
+
+#: Seconds the daemon gets to answer ``status``.
+DAEMON_TIMEOUT_S = 2.0
+#: Folders a check of an unsearched client folder visits at most.
+MAX_DIRS = 2_000
+#: (module, extra, what it is for).
+EXTRAS = (
+    ("psycopg", "postgres", "a shared PostgreSQL state store"),
+    ("sentence_transformers", "sentence-transformers", "the sentence-transformers backend"),
+    ("opentelemetry", "otel", "OpenTelemetry spans"),
+    ("agents", "openai-agents", "the OpenAI Agents SDK toolset"),
+    ("pydantic_ai", "pydantic-ai", "the Pydantic AI toolset"),
+)
+#: client -> (config file in its folder, hook event).
+HOOK_FILES = {
+    "claude-code": (".claude", "settings.json", "UserPromptSubmit"),
+    "codex": (".codex", "hooks.json", "UserPromptSubmit"),
+    "gemini": (".gemini", "settings.json", "BeforeAgent"),
+}
+
+
+def missing_extras() -> tuple[dict[str, str], ...]:
+    """The optional extras whose module is not importable, with the pip line for each."""
+    out = []
+    for module, extra, purpose in EXTRAS:
+        if importlib.util.find_spec(module) is None:
+            out.append(
+                {"extra": extra, "for": purpose, "install": f"pip install 'skillrt[{extra}]'"}
+            )
+    return tuple(out)
+
+
+def _count_skill_files(root: Path) -> int:
+    """SKILL.md files under ``root`` (bounded walk, no symlinks followed)."""
+    count = 0
+    for dirs, (_, subdirs, files) in enumerate(os.walk(root), start=1):
+        count += sum(1 for f in files if f.lower() == "skill.md")
+        subdirs[:] = [d for d in subdirs if d not in (".git", "node_modules")]
+        if dirs >= MAX_DIRS:
+            break
+    return count
+
+
+def _roots(
+    config: RuntimeConfig,
+    explicit: Sequence[RootConfig] | None,
+    registry: SkillRegistry,
+) -> tuple[list[RootStatus], list[str]]:
+    from skillrt.skills.discovery import resolve_roots
+
+    project = config.project_dir
+    roots = resolve_roots(config.discovery, project, tuple(explicit) if explicit else None)
+    per_root = Counter(str(s.root) for s in registry.skills() if s.root is not None)
+    out: list[RootStatus] = []
+    searched: set[str] = set()
+    for root in roots:
+        where = str(root.path)
+        searched.add(os.path.realpath(where))
+        out.append(RootStatus(where, root.scope, True, root.path.is_dir(), per_root.get(where, 0)))
+    problems: list[str] = []
+    home = config.discovery.home_dir
+    for base, scope in ((project, "project"), (home, "user")):
+        if base is None:
+            continue
+        for folder in (".claude", ".codex"):
+            path = Path(base) / folder / "skills"
+            if os.path.realpath(path) in searched or not path.is_dir():
+                continue
+            found = _count_skill_files(path)
+            if not found:
+                continue
+            flag = "claude_roots" if folder == ".claude" else "codex_roots"
+            note = (
+                f"holds {found} skills but is not searched: set discovery.{flag}: true in "
+                f"skillrt.yaml, or pass --root {path}"
+            )
+            out.append(RootStatus(str(path), scope, False, True, found, note))
+            problems.append(f"{path}: {note}")
+    for status in out:
+        if status.searched and not status.exists and status.scope == "flag":
+            problems.append(f"{status.path}: the root does not exist")
+    return out, problems
+
+
+def hook_status(project: Path, home: Path | None) -> dict[str, Any]:
+    """Per client: whether a config file (project or user) runs ``skillrt hook <client>``."""
+    from skillrt.install.targets import is_our_hook
+
+    out: dict[str, Any] = {}
+    for client, (folder, filename, event) in HOOK_FILES.items():
+        where: list[str] = []
+        errors: list[str] = []
+        for base in (project, home):
+            if base is None:
+                continue
+            path = base / folder / filename
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                continue
+            except (OSError, ValueError) as exc:
+                errors.append(f"{path}: {exc}")
+                continue
+            groups = data.get("hooks", {}).get(event, []) if isinstance(data, dict) else []
+            for group in groups if isinstance(groups, list) else []:
+                handlers = group.get("hooks", []) if isinstance(group, dict) else []
+                if any(is_our_hook(h, client) for h in handlers if isinstance(handlers, list)):
+                    where.append(str(path))
+                    break
+        entry: dict[str, Any] = {"installed": bool(where), "where": where}
+        if errors:
+            entry["errors"] = errors
+        if not where:
+            entry["install"] = f"skillrt install {client}"
+        out[client] = entry
+    return out
+
+
+def _store(store: Store) -> dict[str, Any]:
+    from skillrt.errors import StoreError
+
+    info: dict[str, Any] = {"backend": type(store).__name__, "location": store.location}
+    try:
+        info["schema_version"] = store.schema_version()
+        info["ok"] = True
+    except StoreError as exc:
+        info.update(ok=False, error=exc.to_dict())
+    return info
+
+
+def _daemon(config: RuntimeConfig, socket: str | None) -> dict[str, Any]:
+    from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+    from skillrt.daemon.protocol import format_address, locate
+
+    try:
+        address, token = locate(str(config.state_dir), socket)
+    except ValueError as exc:
+        return {"running": False, "error": str(exc)}
+    where = format_address(address)
+    try:
+        with DaemonClient(
+            address, token=token, timeout=DAEMON_TIMEOUT_S, connect_timeout=DAEMON_TIMEOUT_S
+        ) as client:
+            status = client.request("status")
+    except DaemonUnavailable:
+        return {"running": False, "address": where, "start": "skillrt serve"}
+    except DaemonError as exc:
+        return {"running": True, "address": where, "error": exc.data}
+    keys = ("pid", "skills", "uptime_s", "requests")
+    return {"running": True, "address": where, **{k: status.get(k) for k in keys}}
+
+
+def environment(
+    config: RuntimeConfig,
+    *,
+    explicit_roots: Sequence[RootConfig] | None,
+    registry: SkillRegistry,
+    catalogs: Sequence[Path],
+    skills: int,
+    store: Store,
+    backend: str,
+    daemon_socket: str | None = None,
+) -> Environment:
+    """The environment section (see the module docstring); ``daemon_socket``: the
+    daemon's address when not the state folder's (``--socket``, ``SKILLRT_SOCKET``)."""
+    roots, problems = _roots(config, explicit_roots, registry)
+    if registry.broken:
+        problems.append(f"{len(registry.broken)} skills could not be loaded (`skillrt list`)")
+    home = config.discovery.home_dir
+    return Environment(
+        roots=tuple(roots),
+        catalogs=tuple(str(c) for c in catalogs),
+        skills=skills,
+        store=_store(store),
+        backend=backend,
+        daemon=_daemon(config, daemon_socket),
+        hooks=hook_status(config.project_dir, Path(home) if home is not None else None),
+        missing_extras=missing_extras(),
+        problems=tuple(problems),
+    )

@@ -1,0 +1,292 @@
+"""From routed pseudo-requests to findings: risk, shadowing pairs, unreachable skills.
+
+* **Risk** of skill A: the mean of three measures in 0..1 (each measured on its own and
+  together, docs/doctor.md):
+
+  - ``routed_elsewhere``: over A's held-out pseudo-requests, 1 when another skill ranked
+    first and ``1 - A's calibrated total`` when A did (a win the router is unsure of is
+    half a loss): how A fares against the catalogue on requests in other words than its
+    own;
+  - ``crowding``: the mean similarity of A's description to its five nearest skills'
+    (:mod:`skillrt.doctor.neighbours`): how many near neighbours it has to get past;
+  - ``genericness``: how common its description's words are in the catalogue
+    (:meth:`TermStats.genericness`): a description of words every skill uses gives the
+    router nothing to tell A apart by.
+
+* **Shadowing**: B shadows A with score ``routed_elsewhere(A) * taken(A, B)``, where
+  ``taken`` is the share of A's held-out requests on which B is the strongest other
+  skill: the skill that takes A's requests whenever A falls short. At most three per
+  skill; a pair found both ways is listed once, the stronger way, marked ``mutual``.
+* **Unreachable**: a skill that, routed its own sentences through the unchanged router,
+  is never the selected skill.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from skillrt.doctor.confusion import Observation
+from skillrt.doctor.model import Evidence, RiskEntry, ShadowPair, Unreachable
+from skillrt.doctor.neighbours import Neighbourhood
+from skillrt.doctor.words import TermStats
+from skillrt.skills.model import Skill
+
+__all__ = ["risk_entries", "route_risk", "shadow_pairs", "unreachable_skills"]
+
+#: Rivals kept per skill.
+RIVALS_PER_SKILL = 3
+#: Descriptions this similar (or bodies sharing half their sections) are duplicates.
+DUPLICATE_SIMILARITY = 0.9
+EVIDENCE_KEPT = 3
+#: A description this generic gets its own reason and action.
+GENERIC = 0.6
+
+
+def route_risk(observations: Sequence[Observation]) -> float | None:
+    """Mean of (1 if lost else 1 - own total) over a skill's held-out requests."""
+    if not observations:
+        return None
+    total = sum(1.0 if o.lost else 1.0 - o.own_score for o in observations)
+    return total / len(observations)
+
+
+def _by_skill(observations: Sequence[Observation], n: int) -> list[list[Observation]]:
+    out: list[list[Observation]] = [[] for _ in range(n)]
+    for o in observations:
+        out[o.request.skill].append(o)
+    return out
+
+
+def risk_entries(
+    skills: Sequence[Skill],
+    held_out: Sequence[Observation],
+    hood: Neighbourhood,
+    stats: TermStats,
+    threshold: float,
+) -> list[RiskEntry]:
+    """Every skill's risk entry, worst first (see the module docstring)."""
+    names = [s.qualified_name for s in skills]
+    per_skill = _by_skill(held_out, len(skills))
+    out: list[RiskEntry] = []
+    for i, obs in enumerate(per_skill):
+        routed = route_risk(obs)
+        crowd = hood.crowding[i]
+        generic = stats.genericness(i)
+        parts = [crowd, generic] if routed is None else [routed, crowd, generic]
+        score = sum(parts) / len(parts)
+        reasons: list[str] = []
+        action = ""
+        rivals = Counter(o.first for o in obs if o.lost and o.first is not None)
+        if obs:
+            lost = sum(o.lost for o in obs)
+            line = f"{lost} of {len(obs)} requests drawn from its own text went to other skills"
+            if rivals:
+                top = ", ".join(f"{names[j]} ({c})" for j, c in rivals.most_common(2))
+                line += f", most to {top}"
+            reasons.append(line)
+            mean_own = sum(o.own_score for o in obs) / len(obs)
+            if mean_own < threshold:
+                reasons.append(
+                    f"it scores {mean_own:.2f} on them on average, under the threshold "
+                    f"{threshold:.2f}"
+                )
+        else:
+            reasons.append("no text to draw requests from (no body, a one-line description)")
+        if generic >= GENERIC:
+            reasons.append(
+                f"its description is made of common words (genericness {generic:.2f}): "
+                "little in it tells the router this skill apart"
+            )
+        near = [(names[j], s) for j, s in hood.nearest[i][:2]]
+        if near:
+            reasons.append(
+                "nearest descriptions: " + ", ".join(f"{name} ({s:.2f})" for name, s in near)
+            )
+        if rivals and rivals.most_common(1)[0][1] * 2 >= len(obs):
+            j = rivals.most_common(1)[0][0]
+            sep = stats.separating(i, j)
+            action = f"see shadowing: {names[i]} loses most of its requests to {names[j]}"
+            if sep:
+                action += f"; say what only it covers ({', '.join(sep)})"
+        elif obs and routed is not None and routed >= 0.5:
+            words = stats.missing_from_head(i)
+            action = "say in its description when to use it, in the words its body uses"
+            if words:
+                action += f" ({', '.join(words)})"
+        elif generic >= GENERIC:
+            words = stats.missing_from_head(i)
+            action = "name in its description the tools, files and situations it is for"
+            if words:
+                action += f" ({', '.join(words)})"
+        elif near and hood.nearest[i][0][1] >= DUPLICATE_SIMILARITY:
+            action = f"merge it with {near[0][0]} or tell them apart: they describe the same"
+        else:
+            action = "nothing urgent" if score < 0.5 else "check it against its nearest skills"
+        out.append(
+            RiskEntry(
+                skill=names[i],
+                score=round(score, 4),
+                reasons=tuple(reasons),
+                routed_elsewhere=None if routed is None else round(routed, 4),
+                crowding=round(crowd, 4),
+                genericness=round(generic, 4),
+                neighbours=tuple(name for name, _ in near),
+                requests=len(obs),
+                action=action,
+            )
+        )
+    out.sort(key=lambda r: (-r.score, r.skill))
+    return out
+
+
+def _shared_sections(a: int, b: int, sections: Sequence[frozenset[str]]) -> bool:
+    """The two bodies share at least half of the smaller one's sections (a copy)."""
+    sa, sb = sections[a], sections[b]
+    return bool(sa) and bool(sb) and len(sa & sb) * 2 >= min(len(sa), len(sb))
+
+
+def shadow_pairs(
+    skills: Sequence[Skill],
+    held_out: Sequence[Observation],
+    hood: Neighbourhood,
+    stats: TermStats,
+    sections: Sequence[frozenset[str]],
+    *,
+    limit: int | None = None,
+) -> list[ShadowPair]:
+    """Shadowing pairs, worst first (see the module docstring).
+
+    ``sections``: each skill's set of section texts (equal sets mark copied bodies).
+    """
+    names = [s.qualified_name for s in skills]
+    per_skill = _by_skill(held_out, len(skills))
+    taken: list[dict[int, list[Observation]]] = []
+    for obs in per_skill:
+        by_rival: dict[int, list[Observation]] = defaultdict(list)
+        for o in obs:
+            if o.rival is not None:
+                by_rival[o.rival].append(o)
+        taken.append(by_rival)
+    scored: list[tuple[float, int, int]] = []
+    for a, obs in enumerate(per_skill):
+        routed = route_risk(obs)
+        if routed is None:
+            continue
+        rivals = sorted(taken[a].items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for b, hits in rivals[:RIVALS_PER_SKILL]:
+            scored.append((routed * len(hits) / len(obs), a, b))
+    scored.sort(key=lambda x: (-x[0], names[x[1]], names[x[2]]))
+    out: list[ShadowPair] = []
+    listed: set[frozenset[int]] = set()
+    for score, a, b in scored:
+        key = frozenset((a, b))
+        if key in listed:
+            continue
+        listed.add(key)
+        hits = sorted(taken[a][b], key=lambda o: o.own_score - o.rival_score)
+        evidence = tuple(
+            Evidence(o.request.text, o.request.source, round(o.rival_score, 4),
+                     round(o.own_score, 4))
+            for o in hits[:EVIDENCE_KEPT]
+        )  # fmt: skip
+        duplicate = hood.similarity(a, b) >= DUPLICATE_SIMILARITY or _shared_sections(
+            a, b, sections
+        )
+        mutual = a in taken[b]
+        out.append(
+            ShadowPair(
+                skill=names[a],
+                shadowed_by=names[b],
+                score=round(score, 4),
+                evidence=evidence,
+                words=stats.pull([o.request.text for o in hits], b),
+                taken=round(len(hits) / len(per_skill[a]), 4),
+                requests=len(per_skill[a]),
+                mutual=mutual,
+                kind="duplicate" if duplicate else "overlap",
+                action=_pair_action(names[a], names[b], duplicate, mutual, stats.separating(a, b)),
+            )
+        )
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+def _pair_action(a: str, b: str, duplicate: bool, mutual: bool, separating: Sequence[str]) -> str:
+    if duplicate:
+        return f"merge: {a} and {b} say nearly the same; keep one (`skillrt disable {a}`)"
+    words = ", ".join(separating[:4])
+    if mutual:
+        base = f"merge {a} and {b}, or split them by task: they take each other's requests"
+        return base + (f"; only {a} covers: {words}" if words else "")
+    if words:
+        return (
+            f"sharpen {a}'s description with what only it covers ({words}), or add "
+            f"anti_triggers to {b} for those words"
+        )
+    return f"sharpen {a}'s description: say when to use it rather than {b}"
+
+
+def unreachable_skills(
+    skills: Sequence[Skill],
+    probes: Sequence[Observation],
+    enabled: Sequence[bool],
+    stats: TermStats,
+    threshold: float,
+) -> list[Unreachable]:
+    """Skills never selected for their own sentences by the unchanged router."""
+    names = [s.qualified_name for s in skills]
+    per_skill = _by_skill(probes, len(skills))
+    out: list[Unreachable] = []
+    for i, obs in enumerate(per_skill):
+        skill = skills[i]
+        if enabled[i] and any(o.selected for o in obs):
+            continue
+        first = sum(o.own_rank == 0 for o in obs)
+        best = max((o.own_score for o in obs), default=0.0)
+        goes = Counter(names[o.first] for o in obs if o.lost and o.first is not None)
+        goes_to = tuple(n for n, _ in goes.most_common(3))
+        statuses = {o.own_status for o in obs}
+        if not enabled[i]:
+            reason, action = "disabled", f"enable it: `skillrt enable {names[i]}`"
+        elif skill.disable_model_invocation:
+            reason = "manual only (disable-model-invocation: true): never selected automatically"
+            action = "none if intended; else remove disable-model-invocation"
+        elif "unavailable" in statuses:
+            missing = ", ".join(
+                (*skill.routing.prerequisites.bins, *skill.routing.prerequisites.env)
+            )
+            reason = f"its prerequisites are missing here ({missing})"
+            action = "install the missing programs or set the variables"
+        elif not obs:
+            reason = "nothing to route by: no description sentence of 3+ words and no body"
+            action = "write a description that says what it does and when to use it"
+        elif first:
+            reason = (
+                f"ranks first for {first} of {len(obs)} of its own sentences but never reaches "
+                f"the threshold (best {best:.2f} < {threshold:.2f})"
+            )
+            words = stats.missing_from_head(i)
+            action = "say in its description when to use it" + (
+                f", with the words its body uses ({', '.join(words)})" if words else ""
+            )
+        else:
+            reason = f"never ranks first for its own sentences: they go to {', '.join(goes_to)}"
+            action = (
+                f"merge it into {goes_to[0]}, or rewrite its description so it stands apart"
+                if goes_to
+                else "rewrite its description so it stands apart"
+            )
+        out.append(
+            Unreachable(
+                skill=names[i],
+                reason=reason,
+                probes=len(obs),
+                ranked_first=first,
+                best_score=round(best, 4),
+                goes_to=goes_to,
+                action=action,
+            )
+        )
+    return out

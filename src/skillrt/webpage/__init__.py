@@ -1,0 +1,1 @@
+"""Self-contained HTML reports (``doctor --html``, ``stats --html``): page and charts."""
