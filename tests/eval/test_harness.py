@@ -94,7 +94,7 @@ def test_injection_metrics_judge_the_plan_not_the_ranking() -> None:
     # Right skills over planned skills, on every skill query: 1+2+1+0 + 2+2+1 of 1+2+2+0+2+2+2.
     assert r.injected_precision == 9 / 11
     assert r.covered_rate == 2 / 3
-    assert [o.clean for o in outcomes] == [True, True, False, False, None, None, None, None, None]
+    assert [o.clean for o in outcomes] == [True, True, False, False, True, True, False, None, None]
     assert r.by_style["short"]["clean_rate"] == 1.0
     assert r.by_style["long"]["clean_rate"] == 0.0 and r.by_style["long"]["hit_at_1"] == 0.5
     assert r.by_style["multi"]["covered_rate"] == 2 / 3
