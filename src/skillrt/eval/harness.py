@@ -229,13 +229,12 @@ def evaluate(
     outcomes: list[QueryOutcome] = []
     for n, q in enumerate(queries):
         result = route_fn(q.query, candidates=q.candidates, query_vector=vectors[n], surface="eval")
-        # The primary selected skill first (the one the router ranks highest for the
-        # whole request: selected candidates come first, by whole-request total), then
-        # the rest in plan order.
+        # The plan's primary skill first (the one chosen for the whole request), then the
+        # rest in plan order.
         names = result.plan.names
-        if len(names) > 1:
-            best = next(c.name for c in result.candidates if c.status == "selected")
-            names = (best, *(n for n in names if n != best))
+        primary = result.plan.primary
+        if primary is not None and len(names) > 1:
+            names = (primary, *(n for n in names if n != primary))
         ranked = result.candidates[:RANKING_KEPT]
         outcomes.append(
             QueryOutcome(

@@ -63,6 +63,9 @@ class ActivationPlan:
     estimated_cost: str
     #: Where to go when a step fails: next-best skills, then "no-skill", then "ask-user".
     fallback_path: tuple[str, ...]
+    #: The skill chosen for the request as a whole (or the user's forced one): a context
+    #: budget gives it its whole body first. None for a no-skill plan.
+    primary: str | None = None
 
     @property
     def no_skill(self) -> bool:
