@@ -51,9 +51,9 @@ from skillrt.routing.calibration import ScoreModel, fit_logistic, model_for
 from skillrt.routing.evidence import LEXICAL_FLOOR
 from skillrt.routing.index import FIELD_WEIGHTS
 from skillrt.routing.lexical import LexicalIndex
-from skillrt.routing.signals import REQUEST_SIGNALS, SignalInput, request_signals
 from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
+from skillrt.routing.signals import REQUEST_SIGNALS, SignalInput, request_signals
 from skillrt.routing.text import terms
 from skillrt.store.sqlite import Store
 

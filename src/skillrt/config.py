@@ -219,9 +219,9 @@ class RoutingConfig:
     #: score model's value, fitted per embedding backend (docs/routing.md).
     overlap_threshold: float | None = None
     #: A second skill joins the plan for a clause of the request that asks for
-    #: something, when its own probability of being needed there (its total on that
-    #: clause, times the chance that the plan does not serve it yet) reaches this.
-    companion_threshold: float = 0.7
+    #: something, when its own calibrated probability of being needed there (beside the
+    #: skills already planned; docs/routing.md) reaches this.
+    companion_threshold: float = 0.9
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

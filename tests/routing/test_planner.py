@@ -13,11 +13,21 @@ from skillrt.routing.planner import (
     PlanOutcome,
     PlanRules,
     build_plan,
-    companion_need,
+    companion_input,
     estimate_cost,
 )
+from skillrt.routing.signals import CompanionInput
 
-RULES = PlanRules(threshold=0.65, companion_threshold=0.7, max_parallel=2, overlap_threshold=0.55)
+
+def need(seen: CompanionInput) -> float:
+    """The shipped model's probability: its clause total times what the plan leaves."""
+    return seen.own * (1.0 - seen.served)
+
+
+RULES = PlanRules(
+    threshold=0.65, companion_threshold=0.7, max_parallel=2, overlap_threshold=0.55, needed=need
+)
+NO_OVERLAP = lambda a, b: 0.1  # noqa: E731
 
 
 def choice(idx: int, total: float, **kw) -> Candidate:  # type: ignore[no-untyped-def]
@@ -39,7 +49,7 @@ def plan(
         choices,
         clauses=clauses,
         rules=rules,
-        overlap=overlap or (lambda a, b: 0.1),
+        overlap=overlap or NO_OVERLAP,
         conflicts=conflicts or (lambda a, b: False),
     )
 
@@ -77,8 +87,8 @@ def test_a_companion_joins_for_an_asking_clause_the_primary_does_not_serve() -> 
     b.clause_totals, a.clause_totals = [0.85, 0.1], [0.05, 0.9]
     out = plan([a, b], ASKING)
     assert out.plan.names == ("s1", "s0") and out.plan.primary == "s0"
-    p, served = companion_need(b, 0, [a])
-    assert served == 0.05 and abs(p - 0.85 * 0.95) < 1e-12
+    seen = companion_input(b, 0, [a], NO_OVERLAP)
+    assert seen.served == 0.05 and abs(need(seen) - 0.85 * 0.95) < 1e-12
 
 
 def test_no_companion_for_a_clause_that_only_gives_context() -> None:
@@ -100,8 +110,8 @@ def test_a_companion_below_its_own_threshold_is_named_with_its_clause() -> None:
     out = plan([a, b], ASKING)
     assert out.plan.names == ("s0",)
     status, reason = out.covered[1]
-    assert status == "below_threshold" and "0.40 < 0.70" in reason and "served" not in reason
-    assert "the plan already serves it 0.50" in reason
+    assert status == "below_threshold" and "0.40 < 0.70" in reason
+    assert "its total there 0.80; the plan serves it 0.50" in reason
 
 
 def test_an_overlapping_skill_never_joins() -> None:
@@ -109,6 +119,7 @@ def test_an_overlapping_skill_never_joins() -> None:
     b = choice(1, 0.8, clause_totals=[0.1, 0.9], clause_first=[False, True])
     out = plan([a, b], ASKING, overlap=lambda x, y: 0.8)
     assert out.plan.names == ("s0",)
+    assert out.covered[1][0] == "covered"
     assert "overlaps s0" in out.covered[1][1] and "0.80 >= 0.55" in out.covered[1][1]
 
 
@@ -126,7 +137,7 @@ def test_at_most_max_parallel_skills_unless_configured() -> None:
     ]
     out = plan(cs, clauses)
     assert out.plan.names == ("s0", "s1") and out.plan.groups == (("s0", "s1"),)
-    three = PlanRules(0.65, 0.7, 3, 0.55)
+    three = PlanRules(0.65, 0.7, 3, 0.55, need)
     out = plan(cs, clauses, rules=three)
     assert out.plan.groups == (("s0", "s1", "s2"),)
 
@@ -138,7 +149,7 @@ def test_conflicting_or_unsafe_skills_run_alone() -> None:
         choice(1, 0.3, parallel_safe=True, clause_totals=[0, 0.9, 0], clause_first=[0, 1, 0]),
         choice(2, 0.3, parallel_safe=False, clause_totals=[0, 0, 0.9], clause_first=[0, 0, 1]),
     ]
-    rules = PlanRules(0.65, 0.7, 3, 0.55)
+    rules = PlanRules(0.65, 0.7, 3, 0.55, need)
     out = plan(cs, clauses, rules=rules, conflicts=lambda a, b: {a, b} == {0, 1})
     assert out.plan.groups == (("s0",), ("s1",), ("s2",))
 
@@ -153,7 +164,7 @@ def test_forced_comes_first_and_a_companion_serves_another_clause() -> None:
     assert out.plan.names == ("s0", "s1")
     assert out.plan.skills[0].forced and out.reasons[0] == "forced by the user ($s0)"
     # The forced skill serves the clause that named it: nothing joins for that one.
-    assert companion_need(other, 0, [forced]) == (0.0, 1.0)
+    assert need(companion_input(other, 0, [forced], NO_OVERLAP)) == 0.0
 
 
 def test_blocked_skills_are_never_selected_nor_fallbacks() -> None:

@@ -115,3 +115,31 @@ def test_router_answers_a_quick_question_with_no_skill_and_explains_why() -> Non
         < plain.route(question, explain=True).candidates[0].score.signals["p_scope"]
     )
     assert weighed.route(task).plan.names == ("code-review",)
+
+
+def test_brevity_falls_with_words_and_asks_reads_a_clause() -> None:
+    from skillrt.routing.request_form import BRIEF_REQUEST_WORDS, asks, brevity
+
+    assert brevity("") == 1.0 and brevity("thanks, merged") > 0.9
+    assert brevity(" ".join(["word"] * BRIEF_REQUEST_WORDS)) == 0.0
+    for clause in (
+        "then patch the handler so it can't be abused",
+        "once it works locally, deploy it as a preview",
+        "I need a preview deployment of this branch",
+        "can you write the release notes",
+        "do a code review of this PR",
+        "how do I stop the cron job?",
+    ):
+        assert asks(clause), clause
+    for clause in ("It runs from Jenkins on Ubuntu", "Sentry shows no errors", "thanks, merged"):
+        assert not asks(clause), clause
+    assert not is_question("do a code review of this PR")
+    assert is_question("do you know the default port?")
+
+
+@given(st.text(max_size=120), st.text(alphabet="abcdef ", min_size=1, max_size=120))
+def test_more_words_never_make_a_message_briefer(text: str, more: str) -> None:
+    from skillrt.routing.request_form import brevity
+
+    assert 0.0 <= brevity(text) <= 1.0
+    assert brevity(text + " " + more) <= brevity(text) + 1e-12

@@ -74,6 +74,14 @@ class ScoreModel:
     #: same as for a skill without a body.
     body_lexical_weight: float | None = None
     body_token_weight: float | None = None
+    #: The probability that a skill is needed for one clause of a request beside the
+    #: skills already planned: ``σ(companion_bias + Σ coefficient · signal)`` over the
+    #: companion signals (:data:`~skillrt.routing.signals.COMPANION_SIGNALS`, by name).
+    #: The default reads ``need`` alone: the skill's calibrated total on the clause times
+    #: the chance that the planned skills do not serve it (two calibrated
+    #: probabilities); ``bench/tune_decision.py`` measures it and fits alternatives.
+    companion_bias: float = 0.0
+    companion_coefficients: Mapping[str, float] = field(default_factory=lambda: {"need": 1.0})
     #: Two skills whose document vectors are at least this similar overlap (the same
     #: procedure, or one a variant of the other): they never share a plan. Fitted per
     #: backend on pairs of equally right skills against pairs that serve two parts of one
@@ -87,6 +95,15 @@ class ScoreModel:
     def scope(self, signals: Mapping[str, float]) -> float:
         """P(the text calls for a skill) from its request signals (by name)."""
         z = self.bias + sum(self.coefficient(k) * v for k, v in signals.items())
+        return sigmoid(z)
+
+    def companion_coefficient(self, name: str) -> float:
+        """The coefficient of companion signal ``name`` (0 when it has none)."""
+        return float(self.companion_coefficients.get(name, 0.0))
+
+    def companion(self, signals: Mapping[str, float]) -> float:
+        """P(a skill is needed for one clause) from its companion signals (by name)."""
+        z = self.companion_bias + sum(self.companion_coefficient(k) * v for k, v in signals.items())
         return sigmoid(z)
 
     def intent(
@@ -124,6 +141,19 @@ class ScoreModel:
                 if not isinstance(value, (list, tuple)) or len(value) != 3:
                     raise ConfigError("routing.options.score_model.mix needs three numbers")
                 values[key] = tuple(float(v) for v in value)
+            elif key == "companion_coefficients":
+                from skillrt.routing.signals import COMPANION_SIGNALS
+
+                names = {c.name for c in COMPANION_SIGNALS}
+                if not isinstance(value, Mapping) or set(value) - names:
+                    raise ConfigError(
+                        "routing.options.score_model.companion_coefficients maps companion "
+                        f"signals ({', '.join(sorted(names))}) to numbers"
+                    )
+                values[key] = {
+                    **self.companion_coefficients,
+                    **{k: _number(k, v) for k, v in value.items()},
+                }
             elif key == "coefficients":
                 if not isinstance(value, Mapping) or set(value) - signal_names:
                     raise ConfigError(
@@ -148,8 +178,15 @@ def _number(key: str, value: Any) -> float:
 _MINILM = ScoreModel(
     mix=(0.3, 0.0, 0.7),
     lexical_weight=0.3,
-    bias=-2.736,
-    coefficients={"fused": 4.374, "lexical": -0.607, "unknown": 0.934, "question": -1.316},
+    bias=-1.825,
+    coefficients={
+        "fused": 3.991,
+        "lexical": 0.115,
+        "unknown": 1.047,
+        "question": -0.443,
+        "brevity": -1.972,
+    },
+    overlap=0.44,
     sharpness=10.0,
     section_weight=1.0,
     body_lexical_weight=0.8,
@@ -160,8 +197,9 @@ MODELS: dict[str, ScoreModel] = {
     "hashing": ScoreModel(
         mix=(0.5, 0.1, 0.4),
         lexical_weight=0.6,
-        bias=-1.688,
-        coefficients={"fused": 4.601, "lexical": -1.753, "unknown": 0.416},
+        bias=-1.786,
+        coefficients={"fused": 4.624, "lexical": -1.798, "unknown": 0.504},
+        overlap=0.22,
         sharpness=10.0,
         section_weight=0.5,
         body_lexical_weight=0.45,
@@ -169,8 +207,9 @@ MODELS: dict[str, ScoreModel] = {
     "lexical": ScoreModel(
         mix=(0.0, 0.0, 0.0),
         lexical_weight=0.6,
-        bias=-0.987,
-        coefficients={"fused": 5.070, "lexical": -0.340, "unknown": -0.145},
+        bias=-1.025,
+        coefficients={"fused": 4.974, "lexical": -0.309, "unknown": -0.085},
+        overlap=0.06,
         sharpness=15.0,
     ),
 }
@@ -182,8 +221,15 @@ TOKEN_MODELS: dict[str, ScoreModel] = {
     "onnx-minilm": ScoreModel(
         mix=(0.1, 0.1, 0.8),
         lexical_weight=0.3,
-        bias=-2.222,
-        coefficients={"fused": 3.666, "lexical": -1.099, "unknown": 0.235, "question": -2.133},
+        bias=-1.648,
+        coefficients={
+            "fused": 3.821,
+            "lexical": -0.440,
+            "unknown": 0.980,
+            "question": -0.389,
+            "brevity": -3.329,
+        },
+        overlap=0.44,
         sharpness=10.0,
         token_weight=1.0,
         section_weight=0.75,

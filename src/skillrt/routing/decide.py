@@ -32,7 +32,7 @@ from skillrt.routing.planner import Clause, PlanOutcome, PlanRules, build_plan
 from skillrt.routing.recall import Pool
 from skillrt.routing.request_form import asks
 from skillrt.routing.scoring import COST_VALUE, Terms, cold_start_factor, combine, success_term
-from skillrt.routing.signals import TermInput, term_values
+from skillrt.routing.signals import TermInput, companion_signals, term_values
 
 if TYPE_CHECKING:
     import numpy as np
@@ -134,6 +134,7 @@ def decide(
         companion_threshold=cfg.companion_threshold,
         max_parallel=cfg.max_parallel_skills,
         overlap_threshold=overlap_threshold(cfg, model),
+        needed=lambda seen: model.companion(companion_signals(seen)),
     )
     outcome = build_plan(
         candidates,
@@ -148,7 +149,11 @@ def decide(
             c.status, c.reason = "selected", outcome.reasons[c.idx]
         elif c.idx in outcome.covered:
             c.status, c.reason = outcome.covered[c.idx]
-    order = {c.idx: n for n, c in enumerate(outcome.selected)}
+    # The primary first, then the rest of the plan (in its order), then the others.
+    primary = outcome.plan.primary
+    order = {
+        c.idx: n for n, c in enumerate(sorted(outcome.selected, key=lambda c: c.name != primary))
+    }
     ordered = sorted(candidates, key=lambda c: (order.get(c.idx, len(order)), *_rank_key(c)))
     return Decision(tuple(ordered), outcome)
 
@@ -205,9 +210,7 @@ def _score(
     # Each clause is judged on its own words: its intent, its anti-triggers.
     clause_totals = [
         combine(
-            term_values(
-                TermInput(ci, base.triggers, i in anti, success, readiness, base.cost)
-            ),
+            term_values(TermInput(ci, base.triggers, i in anti, success, readiness, base.cost)),
             cfg,
             anti_trigger=i in anti,
             damping=damping,

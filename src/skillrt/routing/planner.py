@@ -11,13 +11,14 @@ serve the request (the *minimal cover set*, R4):
 * A **companion** joins only on its own evidence for a part of the request the plan
   does not serve yet: a clause that *asks* for something
   (:func:`~skillrt.routing.request_form.asks`), on which it is the best candidate. Its
-  probability of being needed there is its calibrated total on that clause times the
-  probability that no skill already planned serves the clause, ``t_B(c) · (1 −
-  max_S t_S(c))``; it joins when that reaches ``companion_threshold``. Passing the
-  threshold on the whole request is not enough, and a skill that *overlaps* one already
-  planned (similar documents: the same procedure, or one a variant of the other) never
-  joins: the tie rules chose among them. At most ``max_parallel_skills`` skills in all
-  (forced ones excepted).
+  own calibrated probability of being needed there (``needed``: the score model's
+  :meth:`~skillrt.routing.calibration.ScoreModel.companion` over the companion
+  signals — its total on the clause, how well the plan already serves the clause, its
+  similarity to the planned skills, its total on the whole request) must reach
+  ``companion_threshold``. Passing the threshold on the whole request is not enough,
+  and a skill that *overlaps* one already planned (similar documents: the same
+  procedure, or one a variant of the other) never joins: the tie rules chose among
+  them. At most ``max_parallel_skills`` skills in all (forced ones excepted).
 * **Order and groups**: forced skills first, then in the order the request asks for
   their parts; consecutive ``parallel_safe`` skills without a conflict between them
   share a group of at most ``max_parallel_skills``; everything else runs alone. The plan
@@ -38,6 +39,7 @@ from dataclasses import dataclass
 
 from skillrt.routing.candidate import Candidate
 from skillrt.routing.plan import ActivationPlan, PlannedSkill
+from skillrt.routing.signals import CompanionInput
 
 __all__ = ["Clause", "PlanOutcome", "PlanRules", "build_plan", "estimate_cost"]
 
@@ -68,6 +70,8 @@ class PlanRules:
     companion_threshold: float
     max_parallel: int
     overlap_threshold: float
+    #: P(a skill is needed for a clause) from what the planner sees of it there.
+    needed: Callable[[CompanionInput], float]
 
 
 @dataclass(frozen=True)
@@ -156,12 +160,11 @@ def build_plan(
     return PlanOutcome(plan=plan, covered=covered, selected=tuple(selected), reasons=reasons)
 
 
-def companion_need(
-    c: Candidate, clause: int, planned: Sequence[Candidate]
-) -> tuple[float, float]:
-    """``(p, served)``: how likely ``c`` is needed for ``clause``, and how well the
-    planned skills already serve it (their best total there; a forced skill serves the
-    clause that named it, or every clause)."""
+def companion_input(
+    c: Candidate, clause: int, planned: Sequence[Candidate], overlap: Callable[[int, int], float]
+) -> CompanionInput:
+    """What the planner sees of ``c`` for ``clause`` beside the ``planned`` skills (a
+    forced skill serves the clause that named it, or every clause)."""
     served = 0.0
     for s in planned:
         if s.forced and s.forced_clause in (clause, -1):
@@ -169,7 +172,8 @@ def companion_need(
         elif clause < len(s.clause_totals):
             served = max(served, s.clause_totals[clause])
     own = c.clause_totals[clause] if clause < len(c.clause_totals) else 0.0
-    return own * (1.0 - served), served
+    similar = max((overlap(s.idx, c.idx) for s in planned), default=0.0)
+    return CompanionInput(own=own, served=served, overlap=similar, request=c.total)
 
 
 def _home_clause(c: Candidate) -> int:
@@ -197,38 +201,35 @@ def _add_companions(
     limit = max(1, rules.max_parallel)
     others = [c for c in usable if c not in selected and not c.forced]
     while len(selected) < limit and others:
-        best: tuple[float, Candidate, int, float] | None = None
+        best: tuple[float, Candidate, int, CompanionInput] | None = None
         for c in others:
             for k, clause in enumerate(clauses):
                 if not clause.asks or k >= len(c.clause_first) or not c.clause_first[k]:
                     continue
-                p, served = companion_need(c, k, selected)
+                seen = companion_input(c, k, selected, overlap)
+                if seen.overlap >= rules.overlap_threshold:
+                    continue
+                p = rules.needed(seen)
                 if best is None or p > best[0]:
-                    best = (p, c, k, served)
+                    best = (p, c, k, seen)
         if best is None:
             break
-        p, pick, k, served = best
+        p, pick, k, seen = best
         others.remove(pick)
-        clash = _overlapping(pick, selected, overlap, rules.overlap_threshold)
-        if clash is not None:
-            covered[pick.idx] = (
-                "covered",
-                _overlap_reason(clash, overlap(clash.idx, pick.idx), rules),
-            )
-            continue
         quote = _quote(clauses[k].text)
         if p < rules.companion_threshold:
             covered[pick.idx] = (
                 "below_threshold",
                 f"best for {quote}, but needed there {p:.2f} < {rules.companion_threshold:.2f} "
-                f"(the plan already serves it {served:.2f})",
+                f"(its total there {seen.own:.2f}; the plan serves it {seen.served:.2f})",
             )
             break
         selected.append(pick)
         joined[pick.idx] = k
         reasons[pick.idx] = (
-            f"joins for {quote}: needed there {p:.2f} >= {rules.companion_threshold:.2f}, "
-            f"which {', '.join(s.name for s in selected[:-1])} serves {served:.2f}"
+            f"joins for {quote}: needed there {p:.2f} >= {rules.companion_threshold:.2f} "
+            f"(its total there {seen.own:.2f}; "
+            f"{', '.join(s.name for s in selected[:-1])} serves it {seen.served:.2f})"
         )
     return joined
 

@@ -55,7 +55,8 @@ _OPENER_TEXT = """
 _OPENERS = frozenset(_OPENER_TEXT.split())
 #: What follows "do" in a question ("do you ...", "do these ..."); anything else after it
 #: is an imperative ("do a review").
-_DO_SUBJECTS = frozenset("i you u ya we they these those people any all most".split())
+_DO_SUBJECT_TEXT = "i you u ya we they these those people any all most"
+_DO_SUBJECTS = frozenset(_DO_SUBJECT_TEXT.split())
 #: "can you ...", "could you please ...": a task asked politely, unless it only asks to be
 #: told something ("can you tell me which flag ...").
 _POLITE_REQUEST = re.compile(

@@ -1,6 +1,6 @@
 """The router's signals in one registry: what each is, how it is computed, how it is shown.
 
-Two kinds, each a table that the rest of the router iterates (a new one is an entry
+Three kinds, each a table that the rest of the router iterates (a new one is an entry
 here, a coefficient from a refit, and a test):
 
 * **Request signals** (:data:`REQUEST_SIGNALS`): features of one text, the request or a
@@ -10,6 +10,11 @@ here, a coefficient from a refit, and a test):
   ``--explain`` shows each under its name. Signals of the request's *form* are read on
   the whole request only: a clause is a part of a request already judged as a whole, so
   they are neutral (0) on clauses.
+* **Companion signals** (:data:`COMPANION_SIGNALS`): what the planner reads of a skill
+  that could join the plan for one clause of the request
+  (:mod:`skillrt.routing.planner`); :meth:`ScoreModel.companion
+  <skillrt.routing.calibration.ScoreModel.companion>` turns them into the probability
+  that the skill is needed there, one coefficient per signal name.
 * **Score terms** (:data:`SCORE_TERMS`): the six terms of seed 001 §6.2. Each has the
   value that carries no information (its ``neutral``, see :mod:`skillrt.routing.scoring`),
   the column ``route`` prints it under, and how it is computed from a candidate.
@@ -20,6 +25,7 @@ here, a coefficient from a refit, and a test):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -27,12 +33,16 @@ from functools import lru_cache
 from skillrt.routing.request_form import brevity, quick_question
 
 __all__ = [
+    "COMPANION_SIGNALS",
     "REQUEST_SIGNALS",
     "SCORE_TERMS",
     "RequestSignal",
+    "CompanionInput",
+    "CompanionSignal",
     "ScoreTerm",
     "SignalInput",
     "TermInput",
+    "companion_signals",
     "request_signals",
     "term_values",
 ]
@@ -91,6 +101,56 @@ def request_signals(inp: SignalInput, *, clause: bool = False) -> dict[str, floa
     return {
         s.name: (s.compute(inp) if s.on_clauses or not clause else 0.0) for s in REQUEST_SIGNALS
     }
+
+
+@dataclass(frozen=True)
+class CompanionInput:
+    """What a companion signal may read of a skill that could serve one clause."""
+
+    #: Its total on the clause (calibrated like the whole request's).
+    own: float
+    #: How well the skills already planned serve the clause (their best total there).
+    served: float
+    #: Its document similarity to the closest planned skill.
+    overlap: float
+    #: Its total on the whole request.
+    request: float
+
+
+@dataclass(frozen=True)
+class CompanionSignal:
+    """One feature of the probability that a skill is needed for a clause."""
+
+    name: str
+    label: str
+    compute: Callable[[CompanionInput], float]
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-4), 1.0 - 1e-4)
+    return math.log(p / (1.0 - p))
+
+
+COMPANION_SIGNALS: tuple[CompanionSignal, ...] = (
+    CompanionSignal(
+        "need",
+        "log-odds of its total on the clause times the chance the plan does not serve it",
+        lambda c: _logit(c.own * (1.0 - c.served)),
+    ),
+    CompanionSignal("own", "log-odds of its total on the clause", lambda c: _logit(c.own)),
+    CompanionSignal(
+        "served", "log-odds of the plan's best total on the clause", lambda c: _logit(c.served)
+    ),
+    CompanionSignal("overlap", "similarity to the closest planned skill", lambda c: c.overlap),
+    CompanionSignal(
+        "request", "log-odds of its total on the whole request", lambda c: _logit(c.request)
+    ),
+)
+
+
+def companion_signals(inp: CompanionInput) -> dict[str, float]:
+    """Every companion signal of one skill for one clause."""
+    return {s.name: s.compute(inp) for s in COMPANION_SIGNALS}
 
 
 @dataclass(frozen=True)
