@@ -81,7 +81,7 @@ def test_a_companion_joins_for_an_asking_clause_the_primary_does_not_serve() -> 
     b = choice(1, 0.4, clause_totals=[0.1, 0.85], clause_first=[False, True])
     out = plan([a, b], ASKING)
     assert out.plan.names == ("s0", "s1") and out.plan.primary == "s0"
-    assert "joins for \"then write the release notes\"" in out.reasons[1]
+    assert 'joins for "then write the release notes"' in out.reasons[1]
     # The plan runs the parts in the order the request asks for them.
     b.clause_first, a.clause_first = [True, False], [False, True]
     b.clause_totals, a.clause_totals = [0.85, 0.1], [0.05, 0.9]

@@ -223,9 +223,7 @@ def _score(
     cand.total = total
     cand.clause_totals = clause_totals
     cand.missing = missing
-    cand.breakdown = ScoreBreakdown(
-        **{name: round(value, 4) for name, value in t.items()}, total=round(total, 4)
-    )
+    cand.breakdown = ScoreBreakdown.of(t, total)
     return t, damping
 
 

@@ -114,12 +114,12 @@ def build_plan(
     if not selected:
         passing = [c for c in usable if c.eligible and not c.forced]
         if passing:
-            primary = _tie_pick(passing)
-            selected.append(primary)
-            reasons[primary.idx] = "passes the threshold on the whole request"
+            pick = _tie_pick(passing)
+            selected.append(pick)
+            reasons[pick.idx] = "passes the threshold on the whole request"
             best = max(passing, key=lambda c: c.total)
-            if best is not primary:
-                reasons[primary.idx] += (
+            if best is not pick:
+                reasons[pick.idx] += (
                     f"; ties with {best.name} ({best.total:.2f}): lower cost or higher "
                     "success rate first"
                 )
