@@ -312,15 +312,21 @@ def top_rows(s: Split, fusion: Fusion) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
     The signals are those of ``Evidence`` (``skillrt.routing.signals``, in registry
     order): the best kind-neutral fused score, the best-ranked candidate's normalised
-    BM25F, the share of unknown query words, and the request's form.
+    BM25F, the share of unknown query words, whether that candidate has a body, and the
+    request's form.
     """
     scores, neutral = fusion.both(s)
     best = np.argmax(scores, axis=1)
     at = np.arange(len(best))
     assert s.texts is not None
     scope, lexical = neutral.max(axis=1), s.lex[fusion.fields][at, best]
+    body = s.body[at, best]
     rows = [
-        request_signals(SignalInput(text, float(scope[n]), float(lexical[n]), float(s.unknown[n])))
+        request_signals(
+            SignalInput(
+                text, float(scope[n]), float(lexical[n]), float(s.unknown[n]), float(body[n])
+            )
+        )
         for n, text in enumerate(s.texts)
     ]
     x = np.asarray([[r[sig.name] for sig in REQUEST_SIGNALS] for r in rows], dtype=np.float64)

@@ -160,15 +160,17 @@ def gather(
                 floor = float(np.nanmin(reranked)) if np.any(~np.isnan(reranked)) else 0.0
                 bonus = np.where(np.isnan(reranked), floor, reranked)
                 neutral = (neutral + model.token_weight * bonus).astype(np.float32)
-    best = second = best_lexical = 0.0
+    best = second = best_lexical = best_body = 0.0
     if len(fused):
         top2 = top(fused, 2)
         best = float(fused[top2[0]])
         second = float(fused[top2[1]]) if len(top2) > 1 else 0.0
         best_lexical = float(lex_norm[top2[0]])
+        if index.has_body is not None:
+            best_body = float(index.has_body[rows_arr[top2[0]]])
     scope = float(neutral.max()) if per_kind and len(neutral) else best
     signals = request_signals(
-        SignalInput(text, scope, best_lexical, lex.unknown_share), clause=clause
+        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body), clause=clause
     )
     return Evidence(
         rows=rows_arr,

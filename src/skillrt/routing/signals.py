@@ -59,6 +59,8 @@ class SignalInput:
     lexical: float
     #: Share of the text's words that no skill's fields contain.
     unknown: float
+    #: 1 when the best-ranked candidate's body is indexed, else 0.
+    body: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,11 @@ REQUEST_SIGNALS: tuple[RequestSignal, ...] = (
     ),
     RequestSignal("lexical", "the best candidate's normalised BM25F", lambda s: s.lexical),
     RequestSignal("unknown", "share of the words no skill knows", lambda s: s.unknown),
+    RequestSignal(
+        "body",
+        "the best candidate's body is indexed (a body's sections raise every similarity)",
+        lambda s: s.body,
+    ),
     RequestSignal(
         "question",
         "how much it is a quick question (request_form.quick_question)",
