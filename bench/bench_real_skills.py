@@ -14,9 +14,17 @@ its dev requests (``bench/data/real-skills-dev.queries.jsonl``), in one run:
   "name: description" (the usual semantic router).
 
 It prints hit@1/3/5 (the expected skill or an ``also_ok`` one within the first k),
-selected accuracy (the plan's first skill is right; baselines always select their top
-skill, so they never answer "no skill"), no-skill precision and recall, and p50/p95
-latency per request, with each baseline's figures as a ratio of skillrt's.
+selected accuracy (the plan's primary skill is right; baselines always select their top
+skill, so they never answer "no skill"), no-skill precision and recall, what is
+*injected* (clean rate, injected precision, skills per one-need request, two-need
+requests covered: ``skillrt.eval.harness``'s definitions; a baseline injects its top
+skill), and p50/p95 latency per request, with each baseline's figures as a ratio of
+skillrt's; then skillrt's figures per request style (``short``, ``long``,
+``single-crowded``, ``multi-short``, ``multi-long``, ``no-skill``).
+
+``--distractors N`` adds N generated skills (``bench/gen_skills.py``, seed 0, as a
+JSONL catalogue) to the real ones: the decision must keep its meaning as a catalogue
+grows (clean rate and no-skill recall within 5 points of the plain catalogue's).
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # gen_skills
 try:
     import skillrt  # noqa: F401
 except ImportError:  # run from a checkout without installing
@@ -41,7 +50,7 @@ except ImportError:  # run from a checkout without installing
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery, load_catalog, load_queries
-from skillrt.eval.harness import percentile
+from skillrt.eval.harness import QueryOutcome, injection_metrics, percentile, style_metrics
 from skillrt.routing.router import Router
 from skillrt.routing.semantic import document_text
 from skillrt.store.sqlite import Store
@@ -49,7 +58,10 @@ from skillrt.store.sqlite import Store
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
 DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-DEFAULT_QUERIES = HERE / "data" / "real-skills-dev.queries.jsonl"
+DEFAULT_QUERIES = [
+    HERE / "data" / "real-skills-dev.queries.jsonl",
+    HERE / "data" / "real-skills-dev.styles.queries.jsonl",
+]
 EVAL_CFG = RoutingConfig(use_stats=False, cold_start=False)
 _WORD = re.compile(r"\w+")
 
@@ -61,7 +73,26 @@ class Run:
     name: str
     rankings: list[list[str]] = field(default_factory=list)
     selected: list[str | None] = field(default_factory=list)
+    #: Every skill the plan injects, the primary first.
+    plans: list[tuple[str, ...]] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+
+    def outcomes(self, queries: list[LabelledQuery]) -> list[QueryOutcome]:
+        return [
+            QueryOutcome(
+                q.query,
+                q.expected,
+                plan,
+                tuple(ranking),
+                ms,
+                q.also_ok,
+                (),
+                str(q.meta.get("style") or ""),
+            )  # fmt: skip
+            for q, plan, ranking, ms in zip(
+                queries, self.plans, self.rankings, self.latency_ms, strict=True
+            )
+        ]
 
     def metrics(self, queries: list[LabelledQuery]) -> dict[str, float]:
         hits = {1: 0, 3: 0, 5: 0}
@@ -79,6 +110,7 @@ class Run:
             for k in hits:
                 hits[k] += any(name in right for name in ranking[:k])
             chosen_ok += sel in right
+        injected = injection_metrics(self.outcomes(queries))
         return {
             "hit@1": hits[1] / n,
             "hit@3": hits[3] / n,
@@ -86,6 +118,10 @@ class Run:
             "selected": chosen_ok / n,
             "no-skill P": none_tp / none_pred if none_pred else 0.0,
             "no-skill R": none_tp / none_gold if none_gold else 0.0,
+            "clean": injected["clean_rate"] or 0.0,
+            "inj. prec": injected["injected_precision"] or 0.0,
+            "injected": injected["mean_injected"] or 0.0,
+            "covered": injected["covered_rate"] or 0.0,
             "p50 ms": statistics.median(self.latency_ms),
             "p95 ms": percentile(self.latency_ms, 95),
         }
@@ -99,10 +135,9 @@ def run_skillrt(router: Router, queries: list[LabelledQuery]) -> Run:
         result = router.route(q.query, surface="eval")
         run.latency_ms.append((time.perf_counter() - started) * 1000.0)
         run.rankings.append([c.name for c in result.candidates[:5]])
-        # The primary selected skill: the one ranked highest for the whole request.
-        run.selected.append(
-            next((c.name for c in result.candidates if c.status == "selected"), None)
-        )
+        plan, primary = result.plan.names, result.plan.primary
+        run.selected.append(primary)
+        run.plans.append(() if primary is None else (primary, *(n for n in plan if n != primary)))
     return run
 
 
@@ -130,6 +165,7 @@ def run_bm25(router: Router, queries: list[LabelledQuery]) -> Run:
         run.latency_ms.append((time.perf_counter() - started) * 1000.0)
         run.rankings.append([names[i] for i in order])
         run.selected.append(names[int(order[0])])
+        run.plans.append((names[int(order[0])],))
     return run
 
 
@@ -147,6 +183,7 @@ def run_cosine(router: Router, queries: list[LabelledQuery]) -> Run:
         run.latency_ms.append((time.perf_counter() - started) * 1000.0)
         run.rankings.append([index.names[i] for i in order])
         run.selected.append(index.names[int(order[0])])
+        run.plans.append((index.names[int(order[0])],))
     return run
 
 
@@ -154,13 +191,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
     ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
+    ap.add_argument(
+        "--queries", type=Path, action="append", help="query files (default: both dev files)"
+    )
     ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--per-query", type=Path, help="write skillrt's answers, one JSON line each")
+    ap.add_argument(
+        "--distractors", type=int, default=0, help="add N generated skills to the catalogue"
+    )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     skills = load_catalog(args.datasets / "real-skills-dev" / "skills.jsonl", base=args.corpora)
-    queries = load_queries(args.queries)
+    if args.distractors:
+        from gen_skills import iter_specs, write_jsonl
+
+        extra = args.cache / f"distractors-{args.distractors}.jsonl"
+        if not extra.exists():
+            write_jsonl(extra, iter_specs(args.distractors, seed=0))
+        skills = [*skills, *load_catalog(extra)]
+    queries = [q for f in args.queries or DEFAULT_QUERIES for q in load_queries(f)]
     store = Store(args.cache / "vectors.db")
     started = time.perf_counter()
     router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
@@ -180,6 +229,21 @@ def main() -> None:
             f"{k} {row[k] / ours[k]:.2f}x" for k in ("hit@1", "hit@5", "p95 ms") if ours[k]
         )
         print(f"  {name} / skillrt: {ratio}")
+    outcomes = runs[0].outcomes(queries)
+    styles = sorted({o.style for o in outcomes if o.style})
+    if styles:
+        columns = ["hit_at_1", "clean_rate", "mean_injected", "injected_precision"]
+        columns += ["covered_rate", "no_skill_recall"]
+        print(
+            f"\nskillrt by request style\n{'style':16s} {'n':>4s} "
+            + " ".join(f"{c:>18s}" for c in columns)
+        )
+        for style in styles:
+            m = style_metrics([o for o in outcomes if o.style == style])
+            cells = " ".join(
+                "{:>18s}".format("-" if m[c] is None else f"{m[c]:.3f}") for c in columns
+            )
+            print(f"{style:16s} {m['queries']:4.0f} {cells}")
     if args.per_query:
         with args.per_query.open("w", encoding="utf-8") as fh:
             run = runs[0]

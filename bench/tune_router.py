@@ -9,9 +9,10 @@ It reproduces the defaults in ``skillrt.routing.calibration``:
    search maximising the mean top-1 over the five splits (a hit is an expected skill or
    one of the query's ``also_ok``), under the constraint that no split falls more than
    ``--max-drop`` below the ``--reference`` model's top-1.
-2. **Calibration** (``bias``, ``fused``, ``lexical``, ``unknown``, ``question``): a weighted
-   logistic regression of "the query calls for a skill" on the best candidate's evidence
-   and the query's form (``request_form.quick_question``), over
+2. **Calibration** (``bias`` and a coefficient per request signal of
+   ``skillrt.routing.signals.REQUEST_SIGNALS``: ``fused``, ``lexical``, ``unknown``,
+   ``question``, ``brevity``): a weighted logistic regression of "the query calls for a
+   skill" on the best candidate's evidence and the query's form, over
    the splits that have no-skill queries, so ``intent_match`` keeps its meaning and the
    0.65 threshold means what it says.
 3. **Sharpness**: the softmax temperature that best predicts which candidate is right.
@@ -45,24 +46,29 @@ except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from skillrt.config import RoutingConfig
-from skillrt.eval.datasets import load_catalog, load_queries
-from skillrt.routing.calibration import FEATURES, ScoreModel, fit_logistic, model_for
+from skillrt.eval.datasets import LabelledQuery, load_catalog, load_queries
+from skillrt.routing.calibration import ScoreModel, fit_logistic, model_for
 from skillrt.routing.evidence import LEXICAL_FLOOR
 from skillrt.routing.index import FIELD_WEIGHTS
 from skillrt.routing.lexical import LexicalIndex
-from skillrt.routing.request_form import quick_question
 from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
+from skillrt.routing.signals import REQUEST_SIGNALS, SignalInput, request_signals
 from skillrt.routing.text import terms
 from skillrt.store.sqlite import Store
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
 DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-REAL_QUERIES = HERE / "data" / "real-skills-dev.queries.jsonl"
+#: The real-skills dev requests: one-need short and long ones, no-skill ones, and the
+#: requests by style (two-need, crowded one-need, more no-skill).
+REAL_QUERIES = (
+    HERE / "data" / "real-skills-dev.queries.jsonl",
+    HERE / "data" / "real-skills-dev.styles.queries.jsonl",
+)
 NAMES = ("metatool", "clinc150", "seal-tools", "bfcl", "real-skills")
 THRESHOLD = 0.65
-FEATURE_VERSION = "v5"
+FEATURE_VERSION = "v7"
 
 
 #: BM25F field weights tried (name, description, examples and triggers, body); the body
@@ -94,26 +100,33 @@ class Split:
     unknown: np.ndarray  # (queries,)
     tok: np.ndarray | None  # token-matching score of every row, or None
     body: np.ndarray  # bool (queries, rows): the row's skill has body sections
-    #: ``quick_question`` of each query (from its text; set when the split is loaded).
-    question: np.ndarray | None = None
+    #: Each query's text (set when the split is loaded), for the request signals.
+    texts: list[str] | None = None
 
     @property
     def in_scope(self) -> np.ndarray:
         return np.asarray(self.gold.any(axis=1))
 
 
-def dataset_files(name: str, datasets: Path, corpora: Path) -> tuple[Path, Path, Path | None]:
+def dataset_files(
+    name: str, datasets: Path, corpora: Path
+) -> tuple[Path, tuple[Path, ...], Path | None]:
     if name == "real-skills":
         return datasets / "real-skills-dev" / "skills.jsonl", REAL_QUERIES, corpora
-    return datasets / name / "skills.jsonl", datasets / name / "queries.dev.jsonl", None
+    return datasets / name / "skills.jsonl", (datasets / name / "queries.dev.jsonl",), None
+
+
+def dev_queries(files: tuple[Path, ...], limit: int | None) -> list[LabelledQuery]:
+    queries = [q for f in files for q in load_queries(f)]
+    return queries[:limit] if limit is not None else queries
 
 
 def collect(
     name: str, datasets: Path, corpora: Path, cache: Path, backend: str, limit: int | None
 ) -> Split:
-    catalogue, query_file, base = dataset_files(name, datasets, corpora)
+    catalogue, query_files, base = dataset_files(name, datasets, corpora)
     skills = load_catalog(catalogue, base=base)
-    queries = load_queries(query_file, limit=limit)
+    queries = dev_queries(query_files, limit)
     store = Store(cache / "vectors.db")
     router = Router.from_skills(
         skills, RoutingConfig(use_stats=False, cold_start=False), backend=backend, store=store
@@ -295,25 +308,75 @@ def search(
 
 
 def top_rows(s: Split, fusion: Fusion) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Calibration rows: (P(scope) features of the query, top candidate right, in scope).
+    """Calibration rows: (request signals of the query, top candidate right, in scope).
 
-    The features are those of ``Evidence``: the best kind-neutral fused score, the
-    best-ranked candidate's normalised BM25F, the share of unknown query words, and how
-    much the query is a quick question.
+    The signals are those of ``Evidence`` (``skillrt.routing.signals``, in registry
+    order): the best kind-neutral fused score, the best-ranked candidate's normalised
+    BM25F, the share of unknown query words, whether that candidate has a body, and the
+    request's form.
     """
     scores, neutral = fusion.both(s)
     best = np.argmax(scores, axis=1)
     at = np.arange(len(best))
-    assert s.question is not None
-    x = np.stack(
-        [neutral.max(axis=1), s.lex[fusion.fields][at, best], s.unknown, s.question], axis=1
-    )
+    assert s.texts is not None
+    scope, lexical = neutral.max(axis=1), s.lex[fusion.fields][at, best]
+    body = s.body[at, best]
+    rows = [
+        request_signals(
+            SignalInput(
+                text, float(scope[n]), float(lexical[n]), float(s.unknown[n]), float(body[n])
+            )
+        )
+        for n, text in enumerate(s.texts)
+    ]
+    x = np.asarray([[r[sig.name] for sig in REQUEST_SIGNALS] for r in rows], dtype=np.float64)
     return x, s.gold[at, best].astype(float), s.in_scope
 
 
 #: Dev top-1 of the router before body fields (``skillrt eval``, commit 5027136): no split
 #: may fall more than ``--max-drop`` below it.
 PREVIOUS_TOP1 = {"metatool": 0.589, "clinc150": 0.806, "seal-tools": 0.888, "bfcl": 0.925}
+
+
+def fit_overlap(datasets: Path, corpora: Path, cache: Path, backend: str) -> float:
+    """The document similarity at which two skills overlap, for ``ScoreModel.overlap``.
+
+    Over the real-skills dev catalogue: pairs of equally right skills (a one-need
+    request's expected skill and each of its ``also_ok``) should overlap; the two skills
+    of a two-need request (distinct procedures, each needed) should not. The threshold
+    maximises the balanced accuracy of that split.
+    """
+    catalogue, query_files, base = dataset_files("real-skills", datasets, corpora)
+    store = Store(cache / "vectors.db")
+    router = Router.from_skills(
+        load_catalog(catalogue, base=base),
+        RoutingConfig(use_stats=False, cold_start=False),
+        backend=None if backend == "lexical" else backend,
+        store=store,
+    )
+    index = router.index
+    equal: set[tuple[str, str]] = set()
+    distinct: set[tuple[str, str]] = set()
+    for q in dev_queries(query_files, None):
+        if len(q.expected) == 1:
+            equal |= {(q.expected[0], other) for other in q.also_ok}
+        elif len(q.expected) == 2:
+            distinct.add((q.expected[0], q.expected[1]))
+
+    def similarity(pairs: set[tuple[str, str]]) -> np.ndarray:
+        known = [(a, b) for a, b in pairs if a in index.position and b in index.position]
+        return np.asarray([index.overlap(index.position[a], index.position[b]) for a, b in known])
+
+    eq, ds = similarity(equal), similarity(distinct)
+    store.close()
+    grid = np.round(np.arange(0.05, 1.0, 0.01), 2)
+    score = [(np.mean(eq >= t) + np.mean(ds < t)) / 2 for t in grid]
+    best = float(grid[int(np.argmax(score))])
+    print(
+        f"overlap={best} ({len(eq)} equal pairs: {np.mean(eq >= best):.2f} overlap; "
+        f"{len(ds)} two-need pairs: {np.mean(ds >= best):.2f} overlap)"
+    )
+    return best
 
 
 def main() -> None:
@@ -331,13 +394,27 @@ def main() -> None:
         '{"mix": [..], "section": .., "lam": .., "tok": .., "lam_body": .., "tok_body": ..}',
     )
     ap.add_argument(
+        "--form",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="weigh the request's form (question, brevity) in P(scope)",
+    )
+    ap.add_argument(
         "--tokens",
         action=argparse.BooleanOptionalAction,
         default=True,
         help="fit the model with token matching (catalogues within token_match_max_texts)",
     )
+    ap.add_argument(
+        "--overlap-only",
+        action="store_true",
+        help="only fit ScoreModel.overlap (the real-skills dev catalogue's pairs)",
+    )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
+    if args.overlap_only:
+        fit_overlap(args.datasets, args.corpora, args.cache, args.backend)
+        return
 
     data: dict[str, Split] = {}
     for name in NAMES:
@@ -350,9 +427,8 @@ def main() -> None:
                 name, args.datasets, args.corpora, args.cache, args.backend, args.limit
             )
             saved.write_bytes(pickle.dumps(data[name]))
-        _, query_file, _ = dataset_files(name, args.datasets, args.corpora)
-        forms = [quick_question(q.query) for q in load_queries(query_file, limit=args.limit)]
-        data[name].question = np.asarray(forms, dtype=np.float64)
+        _, query_files, _ = dataset_files(name, args.datasets, args.corpora)
+        data[name].texts = [q.query for q in dev_queries(query_files, args.limit)]
         print(f"{name}: {len(data[name].unknown)} dev queries ({time.time() - started:.0f}s)")
 
     current = fusion_of(model_for(args.backend, tokens=args.tokens))
@@ -400,9 +476,15 @@ def main() -> None:
     x_all = np.vstack([x for x, _, _ in labelled])
     y_all = np.concatenate([scope.astype(float) for _, _, scope in labelled])
     w_all = np.concatenate([np.full(len(x), 1.0 / len(x)) for x, _, _ in labelled])
+    names = [sig.name for sig in REQUEST_SIGNALS]
+    if not args.form:  # the lexical and hashing models leave the request's form out
+        keep = [n for n, sig in enumerate(REQUEST_SIGNALS) if sig.on_clauses]
+        x_all = x_all[:, keep]
+        names = [names[n] for n in keep]
+        rows = {k: (x[:, keep], y, scope) for k, (x, y, scope) in rows.items()}
     beta = fit_logistic(x_all, y_all, sample_weight=w_all * len(y_all) / len(labelled))
-    names = ("bias", *FEATURES)
-    print("calibration: " + ", ".join(f"{k}={v:.3f}" for k, v in zip(names, beta, strict=True)))
+    coefficients = ", ".join(f'"{k}": {v:.3f}' for k, v in zip(names, beta[1:], strict=True))
+    print(f"calibration: bias={beta[0]:.3f}, coefficients={{{coefficients}}}")
 
     best_tau, best_ll = 0.0, -np.inf
     for tau in [5, 10, 15, 20, 25, 30, 40, 50, 60, 80, 100]:

@@ -249,8 +249,14 @@ class RoutingConfig:
     cold_start_max_damping: float = 0.1
     #: Read per-skill stats (success rate, cold start) from the store.
     use_stats: bool = True
-    #: Two selected skills whose descriptions are more similar than this overlap.
-    overlap_threshold: float = 0.85
+    #: Two skills whose document vectors are at least this similar overlap (the same
+    #: procedure, or one a variant of the other) and never share a plan; None: the
+    #: score model's value, fitted per embedding backend (docs/routing.md).
+    overlap_threshold: float | None = None
+    #: A second skill joins the plan for a clause of the request that asks for
+    #: something, when its own calibrated probability of being needed there (beside the
+    #: skills already planned; docs/routing.md) reaches this.
+    companion_threshold: float = 0.9
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

@@ -104,6 +104,7 @@ def build_turn_context(
     result = runtime.route(prompt, history=history, surface=surface, record=record)
     registry = runtime.registry
     names = []
+    primary = None
     for name in result.plan.names:
         try:
             skill = registry.get(name)
@@ -111,7 +112,9 @@ def build_turn_context(
             continue  # a catalogue-only skill has no body to inject
         if registry.is_enabled(skill) and not skill.disable_model_invocation:
             names.append(skill.qualified_name)
-    ctx = _assemble(runtime, names, budget, "route" if names else "none")
+            if name == result.plan.primary:
+                primary = skill.qualified_name
+    ctx = _assemble(runtime, names, budget, "route" if names else "none", primary=primary)
     return dataclasses.replace(
         ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
     )
@@ -124,6 +127,7 @@ def _assemble(
     source: TurnSource,
     *,
     diagnostics: tuple[dict[str, str], ...] = (),
+    primary: str | None = None,
 ) -> TurnContext:
     from skillrt.invocation.messages import using_skill
 
@@ -141,20 +145,29 @@ def _assemble(
     overhead = {n: len(using_skill(n)) + 2 + len(runtime.inject(loaded[n])) - len(loaded[n].text)
                 for n in kept}  # fmt: skip
     fixed = len(tail) + 1
+    # The primary skill (the one chosen for the request as a whole) is served first.
+    first = primary if primary in loaded else None
+    kept.sort(key=lambda n: n != first)
     while kept and fixed + sum(overhead[n] for n in kept) + MIN_BODY_CHARS * len(kept) > budget:
         kept.pop()  # the plan's last skills give way to its first
     truncated = False
     if sum(overhead[n] + len(loaded[n].text) for n in kept) + fixed > budget:
-        shares = _shares(
-            {n: len(loaded[n].text) for n in kept},
-            budget - fixed - sum(overhead[n] for n in kept),
-        )
+        available = budget - fixed - sum(overhead[n] for n in kept)
+        sizes = {n: len(loaded[n].text) for n in kept}
+        if first is not None and first in sizes:
+            # Its whole body if it fits beside a minimal share for each other skill.
+            room = available - MIN_BODY_CHARS * (len(kept) - 1)
+            own = min(sizes.pop(first), room)
+            shares = {first: own, **_shares(sizes, available - own)}
+        else:
+            shares = _shares(sizes, available)
         for n in kept:
             if len(loaded[n].text) > shares[n]:
                 fitted = dataclasses.replace(limits, max_skill_body_chars=max(1, shares[n]))
                 loaded[n] = runtime.load_body(n, spill=False, limits=fitted)
                 truncated = True
     truncated = truncated or any(loaded[n].report.truncated for n in kept)
+    kept.sort(key=lambda n: names.index(n))  # shown in plan order
     parts: list[str] = []
     for n in kept:
         parts.append(f"{using_skill(n)}\n{runtime.inject(loaded[n])}".rstrip("\n"))

@@ -71,6 +71,39 @@ def test_also_ok_counts_as_a_hit_for_hit_at_k_only() -> None:
     assert set(line) >= {"query", "expected", "ranking", "scores", "selected", "latency_ms"}
 
 
+def test_injection_metrics_judge_the_plan_not_the_ranking() -> None:
+    def q(expected, selected, also_ok=(), style=""):  # type: ignore[no-untyped-def]
+        return QueryOutcome(
+            "q", tuple(expected), tuple(selected), tuple(selected), 1.0, tuple(also_ok), (), style
+        )
+
+    outcomes = [
+        q(["a"], ["a"], style="short"),  # clean
+        q(["a"], ["a", "b"], also_ok=["b"], style="short"),  # clean: b is equally right
+        q(["a"], ["a", "c"], style="long"),  # right first, but c is injected too
+        q(["a"], [], style="long"),  # empty plan: not clean
+        q(["a", "b"], ["a", "b"], style="multi"),  # covered
+        q(["a", "b"], ["a", "x"], also_ok=["x"], style="multi"),  # x stands in for b
+        q(["a", "b"], ["a", "c"], style="multi"),  # b missing: not covered
+        q([], ["a"], style="none"),
+        q([], [], style="none"),
+    ]
+    r = summarise(outcomes)
+    assert r.clean_rate == 2 / 4
+    assert r.mean_injected == (1 + 2 + 2 + 0) / 4
+    # Right skills over planned skills, on every skill query: 1+2+1+0 + 2+2+1 of 1+2+2+0+2+2+2.
+    assert r.injected_precision == 9 / 11
+    assert r.covered_rate == 2 / 3
+    assert [o.clean for o in outcomes] == [True, True, False, False, True, True, False, None, None]
+    assert r.by_style["short"]["clean_rate"] == 1.0
+    assert r.by_style["long"]["clean_rate"] == 0.0 and r.by_style["long"]["hit_at_1"] == 0.5
+    assert r.by_style["multi"]["covered_rate"] == 2 / 3
+    assert r.by_style["none"]["no_skill_recall"] == 0.5
+    assert r.by_style["none"]["clean_rate"] is None
+    line = outcomes[2].to_dict()
+    assert line["clean"] is False and line["injected"] == 2 and line["style"] == "long"
+
+
 def test_metrics_without_a_category_are_none() -> None:
     r = summarise([outcome(["a"], ["a"], ["a"])])
     assert r.set_precision is None and r.no_skill_recall is None and r.no_skill_f1 is None

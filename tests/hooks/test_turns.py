@@ -49,3 +49,30 @@ def test_round_trips_through_json(runtime: SkillRuntime) -> None:
     data = to_jsonable(ctx)
     assert "_route" not in data
     assert TurnContext.from_dict(data) == ctx
+
+
+def test_the_primary_keeps_its_whole_body_before_the_plan_shares_the_rest(
+    tmp_path: Path, make_skill: object
+) -> None:
+    from skillrt.turns import _assemble
+
+    root = tmp_path / "two"
+    for name in ("first-skill", "second-skill"):
+        make_skill(  # type: ignore[operator]
+            name,
+            description=f"The {name} procedure.",
+            body="# Steps\n\n" + "".join(f"{n}. step {n} of {name}\n" for n in range(300)),
+            root=root,
+        )
+    rt = SkillRuntime(
+        RuntimeConfig(routing=RoutingConfig(embedding_backend="none")), roots=[root], persist=False
+    )
+    whole = rt.load_body("second-skill", spill=False).text.rstrip()
+    assert len(whole) > 5000
+    budget = len(whole) + 2000
+    ctx = _assemble(rt, ["first-skill", "second-skill"], budget, "route", primary="second-skill")
+    assert ctx.skills == ("first-skill", "second-skill")  # shown in plan order
+    assert whole in ctx.text and len(ctx.text) <= budget and ctx.truncated
+    # Without a primary the two bodies share the budget: neither is whole.
+    shared = _assemble(rt, ["first-skill", "second-skill"], budget, "route")
+    assert whole not in shared.text and len(shared.text) <= budget

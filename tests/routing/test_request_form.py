@@ -85,14 +85,17 @@ def test_more_words_never_make_a_question_quicker(question: str, more: str) -> N
 def test_a_quick_question_never_raises_p_scope(
     best: float, lex: float, unknown: float, q: float
 ) -> None:
+    plain = {"fused": best, "lexical": lex, "unknown": unknown}
     for model in (*MODELS.values(), *TOKEN_MODELS.values()):
-        assert model.question <= 0.0
-        assert model.scope(best, lex, unknown, q) <= model.scope(best, lex, unknown) + 1e-12
+        for form in ("question", "brevity"):
+            assert model.coefficient(form) <= 0.0
+            assert model.scope({**plain, form: q}) <= model.scope(plain) + 1e-12
 
 
 def test_the_fitted_minilm_models_read_the_form() -> None:
-    assert MODELS["onnx-minilm"].question < 0 and TOKEN_MODELS["onnx-minilm"].question < 0
-    assert ScoreModel().question == 0.0  # a hand-made model leaves it out
+    for model in (MODELS["onnx-minilm"], TOKEN_MODELS["onnx-minilm"]):
+        assert model.coefficient("question") < 0 and model.coefficient("brevity") < 0
+    assert ScoreModel().coefficient("question") == 0.0  # a hand-made model leaves it out
 
 
 def test_router_answers_a_quick_question_with_no_skill_and_explains_why() -> None:
@@ -106,9 +109,37 @@ def test_router_answers_a_quick_question_with_no_skill_and_explains_why() -> Non
     result = weighed.route(question, explain=True)
     assert result.plan.no_skill
     top = result.candidates[0]
-    assert top.score.signals["quick_question"] > 0.0
+    assert top.score.signals["scope_question"] > 0.0
     assert (
         top.score.signals["p_scope"]
         < plain.route(question, explain=True).candidates[0].score.signals["p_scope"]
     )
     assert weighed.route(task).plan.names == ("code-review",)
+
+
+def test_brevity_falls_with_words_and_asks_reads_a_clause() -> None:
+    from skillrt.routing.request_form import BRIEF_REQUEST_WORDS, asks, brevity
+
+    assert brevity("") == 1.0 and brevity("thanks, merged") > 0.9
+    assert brevity(" ".join(["word"] * BRIEF_REQUEST_WORDS)) == 0.0
+    for clause in (
+        "then patch the handler so it can't be abused",
+        "once it works locally, deploy it as a preview",
+        "I need a preview deployment of this branch",
+        "can you write the release notes",
+        "do a code review of this PR",
+        "how do I stop the cron job?",
+    ):
+        assert asks(clause), clause
+    for clause in ("It runs from Jenkins on Ubuntu", "Sentry shows no errors", "thanks, merged"):
+        assert not asks(clause), clause
+    assert not is_question("do a code review of this PR")
+    assert is_question("do you know the default port?")
+
+
+@given(st.text(max_size=120), st.text(alphabet="abcdef ", min_size=1, max_size=120))
+def test_more_words_never_make_a_message_briefer(text: str, more: str) -> None:
+    from skillrt.routing.request_form import brevity
+
+    assert 0.0 <= brevity(text) <= 1.0
+    assert brevity(text + " " + more) <= brevity(text) + 1e-12

@@ -21,8 +21,7 @@ CFG = RoutingConfig()
 
 
 def terms(intent: float, **kw: float) -> Terms:
-    values = {"intent_match": intent, **NEUTRAL, **kw}
-    return Terms(**values)
+    return {"intent_match": intent, **NEUTRAL, **kw}
 
 
 def test_neutral_terms_leave_the_calibrated_intent_unchanged() -> None:
@@ -77,14 +76,15 @@ def test_success_term_is_smoothed() -> None:
 def test_calibration_is_monotone(
     best: float, lex: float, step: float, unknown: float, f: float
 ) -> None:
+    signals = {"fused": best, "lexical": lex, "unknown": unknown}
     for model in MODELS.values():
         # P(scope) rises with the best evidence.
-        assert model.scope(best + abs(step), lex, unknown) >= model.scope(best, lex, unknown)
+        assert model.scope({**signals, "fused": best + abs(step)}) >= model.scope(signals)
         # Intent rises with the candidate's own evidence, and never exceeds P(scope).
         lo, hi = sorted((f * best, f * best + abs(step) * best))
-        p = model.intent(np.asarray([lo, hi], dtype=np.float32), best, lex, unknown)
+        p = model.intent(np.asarray([lo, hi], dtype=np.float32), best, signals)
         assert p[0] <= p[1] + 1e-12
-        assert p[1] <= model.scope(best, lex, unknown) + 1e-12
+        assert p[1] <= model.scope(signals) + 1e-12
         assert 0.0 <= p[0] <= 1.0
 
 
@@ -100,6 +100,12 @@ def test_score_model_overrides_and_errors() -> None:
         ScoreModel().with_overrides({"nope": 1})
     with pytest.raises(ConfigError):
         ScoreModel().with_overrides({"bias": "x"})
+    # A request signal's name sets its coefficient; the others keep theirs.
+    m = ScoreModel().with_overrides({"brevity": -2, "coefficients": {"question": -1.5}})
+    assert m.coefficient("brevity") == -2.0 and m.coefficient("question") == -1.5
+    assert m.coefficient("fused") == ScoreModel().coefficient("fused")
+    with pytest.raises(ConfigError):
+        ScoreModel().with_overrides({"coefficients": {"no_such_signal": 1.0}})
 
 
 def test_fit_logistic_recovers_a_known_model() -> None:

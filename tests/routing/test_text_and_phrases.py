@@ -96,3 +96,22 @@ def test_phrase_matching_never_crashes_and_is_deterministic(text: str) -> None:
     assert all(0 <= a < b <= len(text) for a, b in spans)
     assert all(spans[n][1] <= spans[n + 1][0] for n in range(len(spans) - 1))
     assert all(text[a:b] == text[a:b].strip() for a, b in spans)
+
+
+def test_bm25f_field_lengths_are_averaged_over_documents_that_have_the_field() -> None:
+    # Skills without a body (a JSONL catalogue, generated skills) must not make every
+    # body look long: the scores of two skills with bodies keep their ratio.
+    import pytest
+
+    from skillrt.routing.lexical import LexicalIndex
+
+    with_body = [
+        [["deploy"], ["ship", "it"], [], ["rollback", "steps", "canary", "rollback"]],
+        [["audit"], ["check", "it"], [], ["rollback", "notes"] + ["filler"] * 30],
+    ]
+    without = [[[f"tool{n}"], ["rollback", "a", "thing"], [], []] for n in range(200)]
+    weights = (2.0, 1.0, 1.0, 0.5)
+    small = LexicalIndex(with_body, weights=weights).score(["rollback"]).raw
+    large = LexicalIndex([*with_body, *without], weights=weights).score(["rollback"]).raw
+    assert small[0] > small[1] > 0
+    assert large[0] / large[1] == pytest.approx(small[0] / small[1], rel=1e-6)

@@ -64,7 +64,13 @@ def register(
         "skill vectors and sections).",
     )
     add_catalogue_options(p)
-    p.add_argument("--queries", required=True, metavar="FILE", help="queries.*.jsonl")
+    p.add_argument(
+        "--queries",
+        required=True,
+        action="append",
+        metavar="FILE",
+        help="queries.*.jsonl (repeatable: the files are evaluated as one set)",
+    )
     p.add_argument(
         "--per-query",
         metavar="FILE",
@@ -305,8 +311,11 @@ def cmd_eval(ctx: CliContext) -> int:
 
     progress = ProgressBar()
     runtime.build_progress = progress.build
+    from skillrt.eval.datasets import load_queries
+
+    queries = [q for f in args.queries for q in load_queries(Path(f))]
     report = runtime.eval(
-        Path(args.queries),
+        queries,
         limit=args.limit,
         progress=progress,
         keep_outcomes=bool(args.per_query),
@@ -314,7 +323,7 @@ def cmd_eval(ctx: CliContext) -> int:
     if args.per_query:
         _write_per_query(Path(args.per_query), report)
     source = ", ".join([*args.catalog, *(roots or ())])
-    ctx.emit(report, lambda: render_eval(report, source, args.queries))
+    ctx.emit(report, lambda: render_eval(report, source, ", ".join(args.queries)))
     return 0
 
 
@@ -363,6 +372,22 @@ def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
             f"{c['predicted_no_skill']} answered 'no skill'",
         ],
         [
+            "clean plans",
+            _pct(report.clean_rate),
+            "single-need: planned, and only right skills"
+            + (f" ({report.mean_injected:.2f} injected each)" if report.mean_injected else ""),
+        ],
+        [
+            "injected precision",
+            _pct(report.injected_precision),
+            "planned skills that are expected or also_ok",
+        ],
+        [
+            "two-need covered",
+            _pct(report.covered_rate),
+            "every expected part planned (itself or an also_ok)",
+        ],
+        [
             "latency (route)",
             f"p50 {report.latency_ms['p50']:.2f} ms",
             f"p95 {report.latency_ms['p95']:.2f} ms; "
@@ -374,6 +399,24 @@ def render_eval(report: EvalReport, catalog: str, queries: str) -> str:
         ],
     ]
     lines.append(table(["METRIC", "VALUE", "NOTE"], rows))
+    if report.by_style:
+        lines.append("")
+        lines.append(bold("By request style"))
+        style_rows = [
+            [
+                style,
+                f"{m['queries']:.0f}",
+                _pct(m["hit_at_1"]),
+                _pct(m["clean_rate"]),
+                "-" if m["mean_injected"] is None else f"{m['mean_injected']:.2f}",
+                _pct(m["injected_precision"]),
+                _pct(m["covered_rate"]),
+                _pct(m["no_skill_recall"]),
+            ]
+            for style, m in report.by_style.items()
+        ]
+        headers = ["STYLE", "N", "HIT@1", "CLEAN", "INJECTED", "PRECISION", "COVERED", "NO-SKILL"]
+        lines.append(table(headers, style_rows))
     if report.confusion:
         lines.append("")
         lines.append(bold("Most frequent confusions (expected -> selected)"))

@@ -18,6 +18,14 @@ Metrics (fractions in 0..1):
   share of their expected skills in the first 5 / 10 candidates.
 * ``no_skill_precision`` / ``no_skill_recall`` / ``no_skill_f1``: "no skill" answers
   vs queries whose expected list is empty.
+* What is *injected* (the plan, not the ranking): ``clean_rate`` (single-need queries
+  whose plan is not empty and holds only expected or ``also_ok`` skills),
+  ``injected_precision`` (planned skills that are expected or ``also_ok``, over every
+  skill query), ``mean_injected`` (planned skills per single-need query) and
+  ``covered_rate`` (queries with several expected skills whose every part is planned:
+  its expected skill, or an ``also_ok`` skill standing in for it).
+* ``by_style``: these metrics per query ``style`` (a key of the query lines, such as
+  ``short``, ``long``, ``multi-short``, ``single-crowded``, ``no-skill``).
 * ``latency_ms``: the router's own time per query with the query vector given (all
   queries are embedded up front, in batches); ``embed_ms_per_query`` is that batch
   embedding time divided by the number of queries.
@@ -60,11 +68,43 @@ class QueryOutcome:
     also_ok: tuple[str, ...] = ()
     #: Each ranked candidate's total score, aligned with ``ranking``.
     scores: tuple[float, ...] = ()
+    #: The query line's ``style`` ("" when it has none).
+    style: str = ""
 
     def hit_at(self, k: int) -> bool:
         """The expected skill (or an ``also_ok`` one) is among the first ``k`` ranked."""
         right = {*self.expected, *self.also_ok}
         return any(name in right for name in self.ranking[:k])
+
+    @property
+    def injected(self) -> int:
+        """How many skills the plan injects."""
+        return len(self.selected)
+
+    @property
+    def right_injected(self) -> int:
+        """Planned skills that are expected or ``also_ok``."""
+        right = {*self.expected, *self.also_ok}
+        return sum(name in right for name in self.selected)
+
+    @property
+    def clean(self) -> bool | None:
+        """A skill query's plan is not empty and holds only right skills (None: a
+        no-skill query, whose right answer is the empty plan)."""
+        if not self.expected:
+            return None
+        return bool(self.selected) and self.right_injected == len(self.selected)
+
+    @property
+    def covered(self) -> bool | None:
+        """Every expected part is planned, as itself or through an ``also_ok`` skill
+        standing in for it (None: fewer than two expected skills)."""
+        if len(self.expected) < 2:
+            return None
+        planned = set(self.selected)
+        missing = sum(name not in planned for name in self.expected)
+        stand_ins = sum(name in planned for name in self.also_ok if name not in self.expected)
+        return stand_ins >= missing
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--per-query`` line: every field, so a person can read each miss."""
@@ -75,7 +115,11 @@ class QueryOutcome:
             "ranking": list(self.ranking),
             "scores": [round(s, 4) for s in self.scores],
             "selected": list(self.selected),
+            "style": self.style,
             "hit_at_1": self.hit_at(1) if self.expected else None,
+            "clean": self.clean,
+            "injected": self.injected,
+            "covered": self.covered,
             "latency_ms": round(self.latency_ms, 3),
         }
 
@@ -108,6 +152,10 @@ class EvalReport:
     no_skill_precision: float | None
     no_skill_recall: float | None
     no_skill_f1: float | None
+    clean_rate: float | None
+    injected_precision: float | None
+    mean_injected: float | None
+    covered_rate: float | None
     latency_ms: dict[str, float]
     embed_ms_per_query: float
     counts: dict[str, int]
@@ -115,6 +163,10 @@ class EvalReport:
     backend: str
     catalog_size: int
     threshold: float
+    #: Per query style: ``queries``, ``hit_at_1``, ``clean_rate``, ``mean_injected``,
+    #: ``injected_precision``, ``covered_rate``, ``no_skill_recall`` (None: not defined
+    #: for that style's queries).
+    by_style: dict[str, dict[str, float | None]] = field(default_factory=dict)
     outcomes: tuple[QueryOutcome, ...] = field(default=(), repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -177,13 +229,12 @@ def evaluate(
     outcomes: list[QueryOutcome] = []
     for n, q in enumerate(queries):
         result = route_fn(q.query, candidates=q.candidates, query_vector=vectors[n], surface="eval")
-        # The primary selected skill first (the one the router ranks highest for the
-        # whole request: selected candidates come first, by whole-request total), then
-        # the rest in plan order.
+        # The plan's primary skill first (the one chosen for the whole request), then the
+        # rest in plan order.
         names = result.plan.names
-        if len(names) > 1:
-            best = next(c.name for c in result.candidates if c.status == "selected")
-            names = (best, *(n for n in names if n != best))
+        primary = result.plan.primary
+        if primary is not None and len(names) > 1:
+            names = (primary, *(n for n in names if n != primary))
         ranked = result.candidates[:RANKING_KEPT]
         outcomes.append(
             QueryOutcome(
@@ -194,6 +245,7 @@ def evaluate(
                 latency_ms=result.latency_ms,
                 also_ok=q.also_ok,
                 scores=tuple(c.score.total for c in ranked),
+                style=str(q.meta.get("style") or ""),
             )
         )
         if progress is not None:
@@ -266,6 +318,8 @@ def summarise(
 
     latencies = [o.latency_ms for o in outcomes]
     n_single = len(single)
+    injection = injection_metrics(outcomes)
+    styles = sorted({o.style for o in outcomes if o.style})
     return EvalReport(
         top1=_ratio(hits[1], n_single),
         recall_at_1=_ratio(hits[1], n_single),
@@ -286,6 +340,7 @@ def summarise(
         no_skill_precision=ns_p,
         no_skill_recall=ns_r,
         no_skill_f1=_f1(ns_p, ns_r) if none else None,
+        **injection,
         latency_ms={
             "p50": round(percentile(latencies, 50), 3),
             "p95": round(percentile(latencies, 95), 3),
@@ -305,5 +360,35 @@ def summarise(
         backend=backend,
         catalog_size=catalog_size,
         threshold=threshold,
+        by_style={
+            style: style_metrics([o for o in outcomes if o.style == style]) for style in styles
+        },
         outcomes=tuple(outcomes) if keep_outcomes else (),
     )
+
+
+def injection_metrics(outcomes: Sequence[QueryOutcome]) -> dict[str, float | None]:
+    """``clean_rate``, ``injected_precision``, ``mean_injected`` and ``covered_rate``
+    (see the module docstring) over ``outcomes``."""
+    single = [o for o in outcomes if len(o.expected) == 1]
+    wanted = [o for o in outcomes if o.expected]
+    multi = [o for o in outcomes if len(o.expected) > 1]
+    planned = sum(o.injected for o in wanted)
+    return {
+        "clean_rate": _ratio(sum(bool(o.clean) for o in single), len(single)),
+        "injected_precision": _ratio(sum(o.right_injected for o in wanted), planned),
+        "mean_injected": _ratio(sum(o.injected for o in single), len(single)),
+        "covered_rate": _ratio(sum(bool(o.covered) for o in multi), len(multi)),
+    }
+
+
+def style_metrics(outcomes: Sequence[QueryOutcome]) -> dict[str, float | None]:
+    """The injection metrics, hit@1 and no-skill recall of one group of queries."""
+    wanted = [o for o in outcomes if o.expected]
+    none = [o for o in outcomes if not o.expected]
+    return {
+        "queries": float(len(outcomes)),
+        "hit_at_1": _ratio(sum(o.hit_at(1) for o in wanted), len(wanted)),
+        **injection_metrics(outcomes),
+        "no_skill_recall": _ratio(sum(not o.selected for o in none), len(none)),
+    }

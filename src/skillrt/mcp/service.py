@@ -106,6 +106,7 @@ def route_summary(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "route_id": data.get("route_id"),
         "skills": [s.get("name") for s in plan.get("skills", [])],
+        "primary": plan.get("primary"),
         "groups": plan.get("groups", []),
         "routing_reason": data.get("routing_reason"),
         "fallback_path": plan.get("fallback_path", []),

@@ -8,12 +8,14 @@ Two steps, both with a handful of general parameters per embedding backend:
    is indexed uses ``body_lexical_weight`` / ``body_token_weight`` instead.
 2. **Calibration**: ``intent_match(s) = P(scope) · exp(sharpness · (fused_s − fused_best))``.
    ``P(scope)``, the probability that the query calls for a skill at all, is a logistic
-   function of the best fused score (every skill weighed as one without a body, so
-   bodies reorder skills without making a request look more in scope), of the best
-   candidate's normalised BM25F, of the share of the query made of words no skill
-   knows, and of the request's form (:mod:`skillrt.routing.request_form`: a short
-   question asks for a fact; the lexical and hashing models leave it out); the second
-   factor (a softmax ratio) says how much of that belongs to this
+   function of the request signals (:data:`~skillrt.routing.signals.REQUEST_SIGNALS`):
+   the best fused score (every skill weighed as one without a body, so bodies reorder
+   skills without making a request look more in scope), the best candidate's
+   normalised BM25F, the share of the query made of words no skill knows, and the
+   request's form (:mod:`skillrt.routing.request_form`: a short question asks for a
+   fact, a one-line message rarely needs a procedure; the lexical and hashing models
+   leave the form out); the second factor (a softmax ratio) says how much of that
+   belongs to this
    candidate rather than the best one. The best candidate gets ``P(scope)`` itself; a
    close runner-up nearly as much (both are plausible); a distant one little. So
    ``intent_match = 0.7`` means about 70% of queries with that evidence wanted a skill
@@ -31,7 +33,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import ConfigError
@@ -40,10 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["FEATURES", "ScoreModel", "fit_logistic", "logit", "model_for", "sigmoid"]
-
-#: Calibration features of P(scope), in coefficient order.
-FEATURES = ("fused", "lexical", "unknown", "question")
+__all__ = ["ScoreModel", "fit_logistic", "logit", "model_for", "sigmoid"]
 
 
 @dataclass(frozen=True)
@@ -55,12 +54,12 @@ class ScoreModel:
     #: Weight of normalised BM25 in the fused ranking score.
     lexical_weight: float = 0.6
     bias: float = -1.943
-    fused: float = 6.955
-    lexical: float = -2.315
-    unknown: float = 0.646
-    #: Coefficient of :func:`~skillrt.routing.request_form.quick_question` (a short
-    #: question asks for a fact, not a procedure); 0 leaves the request's form out.
-    question: float = 0.0
+    #: Coefficient of each request signal (:data:`~skillrt.routing.signals.REQUEST_SIGNALS`,
+    #: by name) in P(scope); a signal without one weighs 0, so a hand-made model leaves
+    #: the request's form out.
+    coefficients: Mapping[str, float] = field(
+        default_factory=lambda: {"fused": 6.955, "lexical": -2.315, "unknown": 0.646}
+    )
     #: Softmax sharpness: intent halves for every ln(2)/sharpness of fused gap.
     sharpness: float = 20.0
     #: Weight of the token-matching score added to the best candidates' fused score
@@ -75,41 +74,58 @@ class ScoreModel:
     #: same as for a skill without a body.
     body_lexical_weight: float | None = None
     body_token_weight: float | None = None
+    #: The probability that a skill is needed for one clause of a request beside the
+    #: skills already planned: ``σ(companion_bias + Σ coefficient · signal)`` over the
+    #: companion signals (:data:`~skillrt.routing.signals.COMPANION_SIGNALS`, by name).
+    #: The default reads ``need`` alone: the skill's calibrated total on the clause times
+    #: the chance that the planned skills do not serve it (two calibrated
+    #: probabilities); ``bench/tune_decision.py`` measures it and fits alternatives.
+    companion_bias: float = 0.0
+    companion_coefficients: Mapping[str, float] = field(default_factory=lambda: {"need": 1.0})
+    #: Two skills whose document vectors are at least this similar overlap (the same
+    #: procedure, or one a variant of the other): they never share a plan. Fitted per
+    #: backend on pairs of equally right skills against pairs that serve two parts of one
+    #: request (``bench/tune_router.py``).
+    overlap: float = 0.55
 
-    def coefficients(self) -> tuple[float, ...]:
-        return (self.fused, self.lexical, self.unknown, self.question)
+    def coefficient(self, name: str) -> float:
+        """The P(scope) coefficient of request signal ``name`` (0 when it has none)."""
+        return float(self.coefficients.get(name, 0.0))
 
-    def scope(
-        self, best_fused: float, best_lexical: float, unknown: float, question: float = 0.0
-    ) -> float:
-        """P(the query calls for a skill) from its best candidate's evidence and its form."""
-        z = self.bias + self.fused * best_fused + self.lexical * best_lexical
-        return sigmoid(z + self.unknown * unknown + self.question * question)
+    def scope(self, signals: Mapping[str, float]) -> float:
+        """P(the text calls for a skill) from its request signals (by name)."""
+        z = self.bias + sum(self.coefficient(k) * v for k, v in signals.items())
+        return sigmoid(z)
+
+    def companion_coefficient(self, name: str) -> float:
+        """The coefficient of companion signal ``name`` (0 when it has none)."""
+        return float(self.companion_coefficients.get(name, 0.0))
+
+    def companion(self, signals: Mapping[str, float]) -> float:
+        """P(a skill is needed for one clause) from its companion signals (by name)."""
+        z = self.companion_bias + sum(self.companion_coefficient(k) * v for k, v in signals.items())
+        return sigmoid(z)
 
     def intent(
-        self,
-        fused: NDArray[np.float32],
-        best_fused: float,
-        best_lexical: float,
-        unknown: float,
-        scope_fused: float | None = None,
-        question: float = 0.0,
+        self, fused: NDArray[np.float32], best_fused: float, signals: Mapping[str, float]
     ) -> NDArray[np.float64]:
-        """Calibrated intent_match of candidates of one query (see the module docstring).
-
-        ``scope_fused`` is the evidence P(scope) reads (``Evidence.scope``; default the
-        best fused score); the softmax ratio reads the ranking score ``fused``.
-        """
+        """Calibrated intent_match of candidates of one text (see the module docstring):
+        P(scope) from ``signals`` times the softmax ratio of each ``fused`` score to the
+        best one."""
         import numpy as np
 
-        scope = best_fused if scope_fused is None else scope_fused
-        p = self.scope(scope, best_lexical, unknown, question)
+        p = self.scope(signals)
         gap = np.minimum(fused.astype(np.float64) - best_fused, 0.0)
         out: NDArray[np.float64] = p * np.exp(self.sharpness * gap)
         return out
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> ScoreModel:
-        known = {f.name for f in dataclasses.fields(self)}
+        """This model with ``routing.options.score_model`` applied: field names, and a
+        request signal's name for its coefficient (``question: -1.5``)."""
+        from skillrt.routing.signals import REQUEST_SIGNALS
+
+        signal_names = {s.name for s in REQUEST_SIGNALS}
+        known = {f.name for f in dataclasses.fields(self)} | signal_names
         unknown = set(overrides) - known
         if unknown:
             raise ConfigError(
@@ -117,6 +133,7 @@ class ScoreModel:
                 keys=sorted(unknown),
             )
         values: dict[str, Any] = {}
+        coefficients = dict(self.coefficients)
         for key, value in overrides.items():
             if key in ("body_lexical_weight", "body_token_weight") and value is None:
                 values[key] = None
@@ -124,22 +141,53 @@ class ScoreModel:
                 if not isinstance(value, (list, tuple)) or len(value) != 3:
                     raise ConfigError("routing.options.score_model.mix needs three numbers")
                 values[key] = tuple(float(v) for v in value)
+            elif key == "companion_coefficients":
+                from skillrt.routing.signals import COMPANION_SIGNALS
+
+                names = {c.name for c in COMPANION_SIGNALS}
+                if not isinstance(value, Mapping) or set(value) - names:
+                    raise ConfigError(
+                        "routing.options.score_model.companion_coefficients maps companion "
+                        f"signals ({', '.join(sorted(names))}) to numbers"
+                    )
+                values[key] = {
+                    **self.companion_coefficients,
+                    **{k: _number(k, v) for k, v in value.items()},
+                }
+            elif key == "coefficients":
+                if not isinstance(value, Mapping) or set(value) - signal_names:
+                    raise ConfigError(
+                        "routing.options.score_model.coefficients maps request signals "
+                        f"({', '.join(sorted(signal_names))}) to numbers"
+                    )
+                coefficients.update({k: _number(k, v) for k, v in value.items()})
+            elif key in signal_names:
+                coefficients[key] = _number(key, value)
             else:
-                if isinstance(value, bool) or not isinstance(value, (int, float)):
-                    raise ConfigError(f"routing.options.score_model.{key} must be a number")
-                values[key] = float(value)
-        return dataclasses.replace(self, **values)
+                values[key] = _number(key, value)
+        return dataclasses.replace(self, coefficients=coefficients, **values)
+
+
+def _number(key: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"routing.options.score_model.{key} must be a number")
+    return float(value)
 
 
 #: Fitted defaults per embedding backend family (see module docstring).
 _MINILM = ScoreModel(
     mix=(0.3, 0.0, 0.7),
     lexical_weight=0.3,
-    bias=-2.736,
-    fused=4.374,
-    lexical=-0.607,
-    unknown=0.934,
-    question=-1.316,
+    bias=-0.896,
+    coefficients={
+        "fused": 4.047,
+        "lexical": 0.192,
+        "unknown": 0.569,
+        "body": -1.399,
+        "question": -0.337,
+        "brevity": -2.956,
+    },
+    overlap=0.44,
     sharpness=10.0,
     section_weight=1.0,
     body_lexical_weight=0.8,
@@ -150,10 +198,9 @@ MODELS: dict[str, ScoreModel] = {
     "hashing": ScoreModel(
         mix=(0.5, 0.1, 0.4),
         lexical_weight=0.6,
-        bias=-1.688,
-        fused=4.601,
-        lexical=-1.753,
-        unknown=0.416,
+        bias=-1.767,
+        coefficients={"fused": 4.637, "lexical": -1.820, "unknown": 0.479, "body": -0.047},
+        overlap=0.22,
         sharpness=10.0,
         section_weight=0.5,
         body_lexical_weight=0.45,
@@ -161,10 +208,9 @@ MODELS: dict[str, ScoreModel] = {
     "lexical": ScoreModel(
         mix=(0.0, 0.0, 0.0),
         lexical_weight=0.6,
-        bias=-0.987,
-        fused=5.070,
-        lexical=-0.340,
-        unknown=-0.145,
+        bias=-0.937,
+        coefficients={"fused": 5.160, "lexical": -0.483, "unknown": -0.233, "body": -0.330},
+        overlap=0.06,
         sharpness=15.0,
     ),
 }
@@ -176,11 +222,16 @@ TOKEN_MODELS: dict[str, ScoreModel] = {
     "onnx-minilm": ScoreModel(
         mix=(0.1, 0.1, 0.8),
         lexical_weight=0.3,
-        bias=-2.222,
-        fused=3.666,
-        lexical=-1.099,
-        unknown=0.235,
-        question=-2.133,
+        bias=-1.802,
+        coefficients={
+            "fused": 3.866,
+            "lexical": -0.487,
+            "unknown": 1.052,
+            "body": 0.136,
+            "question": -0.396,
+            "brevity": -3.230,
+        },
+        overlap=0.44,
         sharpness=10.0,
         token_weight=1.0,
         section_weight=0.75,

@@ -40,17 +40,19 @@ class Candidate:
     cost_hint: str = "medium"
     parallel_safe: bool = False
     success_rate: float = 0.5
-    #: The total the decision uses: the whole query's, or its best clause's when higher.
+    #: Total judged on the whole request: the primary is chosen on it.
     total: float = 0.0
-    #: Total judged on the whole query alone.
-    query_total: float = 0.0
-    #: Clause-level totals (one per clause; a single-clause query has one entry).
+    #: Clause-level totals (one per clause of a multi-clause request; else empty).
     clause_totals: list[float] = field(default_factory=list)
+    #: Per clause: it is the best candidate for that clause (a companion needs one).
+    clause_first: list[bool] = field(default_factory=list)
     #: Raw fused evidence for the whole query (NaN: not scored; orders ties).
     fused: float = float("nan")
-    #: Passed the threshold and every safety check (or is forced and safe).
+    #: Passed the threshold on the whole request and every safety check (or is forced
+    #: and safe): it may be the primary.
     eligible: bool = False
-    #: Blocked by safety or the user's words: never selected, never a fallback.
+    #: Blocked by safety or the user's words (``decide.BLOCKING``): never selected, never
+    #: a fallback.
     blocked: bool = False
     status: str = ""
     reason: str = ""

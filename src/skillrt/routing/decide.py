@@ -1,16 +1,19 @@
 """Stage 2 (seed 001 §6.2, §7, §9): score the pool, judge each member, build the plan.
 
-Each candidate gets the six terms of §6.2 (see :mod:`skillrt.routing.scoring`), judged on
-the whole query and on each clause of a multi-request query; then its status by the
-conflict order of R5, highest first:
+Each candidate gets the six terms of §6.2 (:data:`~skillrt.routing.signals.SCORE_TERMS`,
+combined by :mod:`skillrt.routing.scoring`), judged on the whole request and on each
+clause of a multi-clause request; then its status by the conflict order of R5, highest
+first:
 
 1. the user's explicit words: "don't use X" excludes X whatever else says; ``$x`` /
    "use the x skill" forces x past the threshold;
 2. safety and permissions: missing prerequisites (``unavailable``), a disabled skill,
    ``disable-model-invocation`` unless the user named it on a user surface;
-3. system policy: the threshold, the semantic top-k, anti-trigger penalties;
+3. system policy: the threshold on the whole request, the semantic top-k, anti-trigger
+   penalties;
 4. skill defaults: cost hints and parallel safety shape the plan
-   (:mod:`skillrt.routing.planner`).
+   (:mod:`skillrt.routing.planner`: the primary skill, then companions that each serve a
+   part of the request of their own).
 """
 
 from __future__ import annotations
@@ -25,9 +28,11 @@ from skillrt.routing.directives import Directives
 from skillrt.routing.evidence import Evidence
 from skillrt.routing.explain import matched_part, signals
 from skillrt.routing.plan import ScoreBreakdown
-from skillrt.routing.planner import PlanOutcome, build_plan
+from skillrt.routing.planner import Clause, PlanOutcome, PlanRules, build_plan
 from skillrt.routing.recall import Pool
+from skillrt.routing.request_form import asks
 from skillrt.routing.scoring import COST_VALUE, Terms, cold_start_factor, combine, success_term
+from skillrt.routing.signals import TermInput, companion_signals, term_values
 
 if TYPE_CHECKING:
     import numpy as np
@@ -39,11 +44,14 @@ if TYPE_CHECKING:
     from skillrt.skills.model import Skill
     from skillrt.telemetry.stats import SkillStats
 
-__all__ = ["USER_SURFACES", "Decision", "decide", "intents"]
+__all__ = ["USER_SURFACES", "Decision", "decide", "intents", "overlap_threshold"]
 
 #: Surfaces where the text is the user's own words (``disable-model-invocation`` skills
 #: may be forced from these; from "mcp"/"model" they may not).
 USER_SURFACES = frozenset({"cli", "library", "user", "eval"})
+#: Statuses that keep a skill out of the plan and its fallbacks: the user's words and
+#: safety (R5 1-2).
+BLOCKING = frozenset({"excluded", "disabled", "manual_only", "unavailable"})
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,12 @@ class Decision:
     outcome: PlanOutcome
 
 
+def overlap_threshold(cfg: RoutingConfig, model: ScoreModel) -> float:
+    """The document similarity at which two skills overlap: the config's, else the
+    score model's (fitted per embedding backend)."""
+    return model.overlap if cfg.overlap_threshold is None else cfg.overlap_threshold
+
+
 def decide(
     index: RouterIndex,
     pool: Pool,
@@ -61,6 +75,7 @@ def decide(
     clause_ev: Sequence[Evidence],
     directives: Directives,
     *,
+    clauses: Sequence[str],
     model: ScoreModel,
     cfg: RoutingConfig,
     stats: Mapping[str, SkillStats],
@@ -74,6 +89,8 @@ def decide(
     intents_q = intents(model, ev, members)
     intents_c = [intents(model, cev, members) for cev in clause_ev]
     fused_q = ev.values(ev.fused, members)
+    # The best candidate of each clause (a companion must be one).
+    firsts = [int(cev.rows[int(cev.fused.argmax())]) if len(cev.fused) else -1 for cev in clause_ev]
     threshold = cfg.selection_threshold
     for m, (i, cand) in enumerate(pool.members.items()):
         skill = index.skills[i]
@@ -89,6 +106,7 @@ def decide(
             cfg,
             damp_cold_start,
         )
+        cand.clause_first = [first == i for first in firsts]
         cand.fused = float(fused_q[m])
         cand.status, cand.reason = _status(
             cand,
@@ -100,7 +118,9 @@ def decide(
             i in pool.top_select or cand.forced or bool(cand.triggers) or "rule" in cand.sources,
         )
         cand.eligible = cand.status == "pass"
-        cand.blocked = cand.status not in ("pass", "below_threshold")
+        # An anti-trigger hit on the whole request keeps a skill from being the primary;
+        # it may still serve a clause without the hit (its clause total carries it).
+        cand.blocked = cand.status in BLOCKING
         if explain and cand.breakdown is not None:
             sig = signals(
                 ev, ev.index_of(i), float(intents_q[m]), clause_intents, terms, model, cfg, damping
@@ -109,37 +129,32 @@ def decide(
             cand.breakdown = replace(cand.breakdown, signals=sig, matched=matched)
 
     candidates = list(pool.members.values())
-    # Clauses refine a request that calls for skills; they never turn a request that
-    # matches nothing as a whole into a skill request (the no-skill decision is made
-    # on the whole query).
-    if clause_ev and not any(
-        c.eligible and not c.forced and c.query_total >= threshold for c in candidates
-    ):
-        for c in candidates:
-            if c.eligible and not c.forced:
-                c.eligible = False
-                c.status = "below_threshold"
-                c.reason = (
-                    f"passes on one clause only; the whole request scores "
-                    f"{c.query_total:.2f} < {threshold:.2f}"
-                )
+    rules = PlanRules(
+        threshold=threshold,
+        companion_threshold=cfg.companion_threshold,
+        max_parallel=cfg.max_parallel_skills,
+        overlap_threshold=overlap_threshold(cfg, model),
+        needed=lambda seen: model.companion(companion_signals(seen)),
+    )
     outcome = build_plan(
         candidates,
-        n_clauses=max(1, len(clause_ev)),
-        threshold=threshold,
-        max_parallel=cfg.max_parallel_skills,
-        overlaps=lambda a, b: index.overlap(a, b) >= cfg.overlap_threshold,
-        conflicts=lambda a, b: _conflict(index, a, b, cfg),
+        clauses=[Clause(text, asks(text)) for text in clauses] if clause_ev else [],
+        rules=rules,
+        overlap=index.overlap,
+        conflicts=lambda a, b: _conflict(index, a, b, rules.overlap_threshold),
     )
     chosen = {c.idx for c in outcome.selected}
     for c in candidates:
         if c.idx in chosen:
-            c.status, c.reason = "selected", c.reason or "passes the threshold"
-            if c.forced:
-                c.reason = f"forced by the user ({c.forced_words})"
+            c.status, c.reason = "selected", outcome.reasons[c.idx]
         elif c.idx in outcome.covered:
             c.status, c.reason = outcome.covered[c.idx]
-    ordered = sorted(candidates, key=lambda c: (c.idx not in chosen, *_rank_key(c)))
+    # The primary first, then the rest of the plan (in its order), then the others.
+    primary = outcome.plan.primary
+    order = {
+        c.idx: n for n, c in enumerate(sorted(outcome.selected, key=lambda c: c.name != primary))
+    }
+    ordered = sorted(candidates, key=lambda c: (order.get(c.idx, len(order)), *_rank_key(c)))
     return Decision(tuple(ordered), outcome)
 
 
@@ -150,15 +165,7 @@ def intents(model: ScoreModel, ev: Evidence, members: Sequence[int]) -> NDArray[
     if not members or not len(ev.fused):
         return np.zeros(len(members))
     fused = ev.values(ev.fused, members)
-    best_k = int(np.argmax(ev.fused))
-    p = model.intent(
-        np.nan_to_num(fused, nan=-1e3),
-        float(ev.fused[best_k]),
-        float(ev.lex_norm[best_k]),
-        ev.lexical.unknown_share,
-        ev.scope,
-        ev.question,
-    )
+    p = model.intent(np.nan_to_num(fused, nan=-1e3), float(ev.fused.max()), ev.signals)
     out: NDArray[np.float64] = np.where(np.isnan(fused), 0.0, p)
     return out
 
@@ -174,9 +181,9 @@ def _score(
     cfg: RoutingConfig,
     damp_cold_start: bool,
 ) -> tuple[Terms, float]:
-    """The six terms, the whole-query and clause totals, and the breakdown.
+    """The six terms, the whole-request and clause totals, and the breakdown.
 
-    Returns the terms the total was judged on and the cold-start damping applied.
+    Returns the terms of the whole request and the cold-start damping applied.
     """
     i = cand.idx
     success = success_term(st.successes, st.failures) if st is not None else 0.5
@@ -187,54 +194,37 @@ def _score(
         readiness = 0.5 + 0.5 * affinity
     if missing:
         readiness = 0.0
-    t = Terms(
-        intent_match=intent_q,
-        trigger_match=1.0 if cand.triggers else 0.0,
-        success_rate=success,
-        context_readiness=readiness,
-        cost_penalty=COST_VALUE.get(skill.routing.cost_hint, 0.5),
-        conflict_penalty=0.0 if cand.anti else 1.0,
+    base = TermInput(
+        intent=intent_q,
+        triggers=bool(cand.triggers),
+        anti=bool(cand.anti),
+        success=success,
+        readiness=readiness,
+        cost=COST_VALUE.get(skill.routing.cost_hint, 0.5),
     )
+    t = term_values(base)
     damping = 1.0
     if not cand.forced and damp_cold_start:
         damping = cold_start_factor(st.routes if st is not None else 0, cfg)
     total = combine(t, cfg, anti_trigger=bool(cand.anti), damping=damping)
-    query_total = total
     # Each clause is judged on its own words: its intent, its anti-triggers.
     clause_totals = [
-        combine(_judged(t, ci, i not in anti), cfg, anti_trigger=i in anti, damping=damping)
+        combine(
+            term_values(TermInput(ci, base.triggers, i in anti, success, readiness, base.cost)),
+            cfg,
+            anti_trigger=i in anti,
+            damping=damping,
+        )
         for ci, anti in zip(clause_intents, pool.clause_anti, strict=True)
     ]
-    if clause_totals and max(clause_totals) > total:
-        best_clause = max(range(len(clause_totals)), key=clause_totals.__getitem__)
-        total = clause_totals[best_clause]
-        t = _judged(t, clause_intents[best_clause], i not in pool.clause_anti[best_clause])
     cand.cost_hint = skill.routing.cost_hint
     cand.parallel_safe = skill.routing.parallel_safe
     cand.success_rate = success
     cand.total = total
-    cand.query_total = query_total
-    cand.clause_totals = clause_totals or [total]
+    cand.clause_totals = clause_totals
     cand.missing = missing
-    cand.breakdown = ScoreBreakdown(
-        intent_match=round(t.intent_match, 4),
-        trigger_match=t.trigger_match,
-        success_rate=round(success, 4),
-        context_readiness=round(readiness, 4),
-        cost_penalty=t.cost_penalty,
-        conflict_penalty=t.conflict_penalty,
-        total=round(total, 4),
-    )
+    cand.breakdown = ScoreBreakdown.of(t, total)
     return t, damping
-
-
-def _judged(t: Terms, intent: float, no_conflict: bool) -> Terms:
-    """``t`` judged on one clause: its intent and its anti-triggers (a hot loop, so not
-    ``dataclasses.replace``)."""
-    return Terms(
-        intent, t.trigger_match, t.success_rate, t.context_readiness, t.cost_penalty,
-        float(no_conflict),
-    )  # fmt: skip
 
 
 def _status(
@@ -271,7 +261,7 @@ def _status(
     return "pass", ""
 
 
-def _conflict(index: RouterIndex, a: int, b: int, cfg: RoutingConfig) -> bool:
+def _conflict(index: RouterIndex, a: int, b: int, overlap_at: float) -> bool:
     """Two skills conflict when one's anti-triggers name the other, or they overlap."""
     sa, sb = index.skills[a], index.skills[b]
     for x, y in ((sa, sb), (sb, sa)):
@@ -282,13 +272,13 @@ def _conflict(index: RouterIndex, a: int, b: int, cfg: RoutingConfig) -> bool:
             p.add_all(x.routing.anti_triggers, 0)
             if p.match(f"{y.name} {y.description}"):
                 return True
-    return index.overlap(a, b) >= cfg.overlap_threshold
+    return index.overlap(a, b) >= overlap_at
 
 
-def _rank_key(c: Candidate) -> tuple[float, float, int, float, float, str]:
-    # Candidates are listed selected first, then by their whole-query total (a clause
-    # total ranks a skill for its clause, not for the request); totals equal to three
-    # decimals tie: then cost (R4), success rate, raw evidence.
+def _rank_key(c: Candidate) -> tuple[float, int, float, float, str]:
+    # Candidates are listed selected first (in plan order), then by their whole-request
+    # total; totals equal to three decimals tie: then cost (R4), success rate, raw
+    # evidence.
     cost = {"low": 0, "medium": 1, "high": 2}.get(c.cost_hint, 1)
     fused = c.fused if c.fused == c.fused else -1.0  # NaN: not scored for the query
-    return (-round(c.query_total, 3), -round(c.total, 3), cost, -c.success_rate, -fused, c.name)
+    return (-round(c.total, 3), cost, -c.success_rate, -fused, c.name)

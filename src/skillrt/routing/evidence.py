@@ -9,10 +9,10 @@ with ``rows`` (every skill, or the ``candidates`` a query was restricted to).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from skillrt.routing.request_form import quick_question
+from skillrt.routing.signals import SignalInput, request_signals
 from skillrt.routing.text import terms
 
 if TYPE_CHECKING:
@@ -57,8 +57,9 @@ class Evidence:
     #: without a body (``body_*_weight`` reorder skills; they must not make a request look
     #: more like a skill request because the catalogue's skills have bodies).
     scope: float
-    #: How much the text is a quick question (``request_form.quick_question``).
-    question: float = 0.0
+    #: The text's request signals by name (:mod:`skillrt.routing.signals`), which P(scope)
+    #: reads; a clause's form signals are 0.
+    signals: dict[str, float] = field(default_factory=dict)
     #: The text's vector (None without a semantic backend), for ``--explain``.
     query_vector: Any = None
     #: True when ``rows`` is every skill in index order (row == position).
@@ -108,11 +109,13 @@ def gather(
     reranker: Reranker | None = None,
     rerank_query: RerankQuery | None = None,
     semantic: SemanticScores | None = None,
+    clause: bool = False,
 ) -> Evidence:
     """The evidence of ``text`` (embedded as ``qvec``) over ``rows`` (None: every skill).
 
     ``semantic``: its semantic scores when already computed (a request and its clauses
-    are scored in one pass, :meth:`SemanticIndex.score_many`).
+    are scored in one pass, :meth:`SemanticIndex.score_many`). ``clause``: the text is
+    one clause of a request (its form signals are left out).
     """
     import numpy as np
 
@@ -157,12 +160,18 @@ def gather(
                 floor = float(np.nanmin(reranked)) if np.any(~np.isnan(reranked)) else 0.0
                 bonus = np.where(np.isnan(reranked), floor, reranked)
                 neutral = (neutral + model.token_weight * bonus).astype(np.float32)
-    best = second = 0.0
+    best = second = best_lexical = best_body = 0.0
     if len(fused):
         top2 = top(fused, 2)
         best = float(fused[top2[0]])
         second = float(fused[top2[1]]) if len(top2) > 1 else 0.0
+        best_lexical = float(lex_norm[top2[0]])
+        if index.has_body is not None:
+            best_body = float(index.has_body[rows_arr[top2[0]]])
     scope = float(neutral.max()) if per_kind and len(neutral) else best
+    signals = request_signals(
+        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body), clause=clause
+    )
     return Evidence(
         rows=rows_arr,
         fused=fused,
@@ -178,7 +187,7 @@ def gather(
         best=best,
         second=second,
         scope=scope,
-        question=quick_question(text),
+        signals=signals,
         query_vector=qvec,
         full=rows is None,
     )

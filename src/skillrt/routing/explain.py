@@ -37,14 +37,12 @@ def signals(
     if k is not None:
         out["fused"] = float(ev.fused[k])
         out["margin"] = ev.margin(k)
-        best_k = int(ev.fused.argmax())
-        out["p_scope"] = model.scope(
-            ev.scope, float(ev.lex_norm[best_k]), ev.lexical.unknown_share, ev.question
-        )
+        out["p_scope"] = model.scope(ev.signals)
+        # What P(scope) read, by signal (skillrt.routing.signals.REQUEST_SIGNALS).
+        for name, value in ev.signals.items():
+            out[f"scope_{name}"] = value
         out["bm25"] = float(ev.lex_raw[k])
         out["bm25_norm"] = float(ev.lex_norm[k])
-        out["unknown_terms"] = ev.lexical.unknown_share
-        out["quick_question"] = ev.question
         if ev.sem_doc is not None:
             assert ev.sem_part is not None and ev.sem_centroid is not None
             out["cos_doc"] = float(ev.sem_doc[k])
@@ -87,18 +85,26 @@ def routing_reason(
     """One sentence (or a few, joined by ``;``) saying why the plan is what it is."""
     parts: list[str] = []
     if selected:
-        described = []
-        for c in selected:
-            if c.forced:
-                described.append(f"{c.name} (forced by the user)")
-            else:
-                described.append(f"{c.name} ({c.total:.2f} >= {threshold:.2f})")
-        if len(selected) > 1 and n_clauses > 1:
-            parts.append(
-                f"{len(selected)} skills cover {n_clauses} request clauses: " + ", ".join(described)
+        forced = [c.name for c in selected if c.forced]
+        routed = [c for c in selected if not c.forced]
+        if forced:
+            parts.append(f"selected {', '.join(forced)} (forced by the user)")
+        elif routed:
+            first = routed.pop(0)
+            parts.append(f"selected {first.name} ({first.total:.2f} >= {threshold:.2f})")
+        for c in routed:
+            parts.append(f"{c.name} {c.reason}")
+        chosen = {c.idx for c in selected}
+        runner_up = next(
+            (c for c in candidates if c.idx not in chosen and c.status in ("covered",)), None
+        )
+        if runner_up is None and n_clauses > 1:
+            runner_up = next(
+                (c for c in candidates if c.idx not in chosen and c.reason.startswith("best for")),
+                None,
             )
-        else:
-            parts.append("selected " + ", ".join(described))
+        if runner_up is not None:
+            parts.append(f"runner-up {runner_up.name}: {runner_up.reason}")
     else:
         blocked = [
             c

@@ -32,6 +32,9 @@ __all__ = ["LexicalIndex", "LexicalScores"]
 
 K1 = 1.2
 B = 0.75
+#: Bumped when scoring changes, so saved indices (``routing/snapshot.py``) are rebuilt.
+#: 2: a field's average length is over the documents that have the field.
+VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,10 @@ class LexicalIndex:
                 map(vocab.__getitem__, field_terms[f]), dtype=np.int64, count=len(field_terms[f])
             )
             doc_ids = np.repeat(np.arange(self.n_docs, dtype=np.int64), lengths.astype(np.int64))
-            avg = float(lengths.mean()) or 1.0
+            # The field's average over the documents that have it: a catalogue of many
+            # skills without bodies must not make every body look long.
+            present = lengths[lengths > 0]
+            avg = float(present.mean()) if len(present) else 1.0
             # One key per (document, term) occurrence; counting keys gives tf_f.
             keys, counts = np.unique(doc_ids * (1 << 32) + term_ids, return_counts=True)
             norm = 1.0 - b + b * lengths[keys >> 32] / avg

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,19 @@ class ScoreBreakdown:
     #: For --explain: the part of the skill that matched best ("description",
     #: "example: ...", or "section: <heading>" of its body).
     matched: str = ""
+
+    @classmethod
+    def of(cls, terms: Mapping[str, float], total: float) -> ScoreBreakdown:
+        """The breakdown of the six terms by name (``signals.SCORE_TERMS``), rounded."""
+        return cls(
+            intent_match=round(terms["intent_match"], 4),
+            trigger_match=round(terms["trigger_match"], 4),
+            success_rate=round(terms["success_rate"], 4),
+            context_readiness=round(terms["context_readiness"], 4),
+            cost_penalty=round(terms["cost_penalty"], 4),
+            conflict_penalty=round(terms["conflict_penalty"], 4),
+            total=round(total, 4),
+        )
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,9 @@ class ActivationPlan:
     estimated_cost: str
     #: Where to go when a step fails: next-best skills, then "no-skill", then "ask-user".
     fallback_path: tuple[str, ...]
+    #: The skill chosen for the request as a whole (or the user's forced one): a context
+    #: budget gives it its whole body first. None for a no-skill plan.
+    primary: str | None = None
 
     @property
     def no_skill(self) -> bool:

@@ -1,20 +1,35 @@
 """From scored candidates to an ActivationPlan (seed 001 §6.2 end, §7, §8, §10).
 
-* **Minimal cover set** (R4): the query is split into request clauses; a candidate
-  covers the clauses where its clause-level total passes the threshold. Greedy set
-  cover picks the candidate covering most uncovered clauses; a candidate whose
-  description overlaps an already selected one is never added beside it. A one-clause
-  query therefore gets one skill (the best), and a second skill is added only for a
-  clause the first does not cover.
-* **Ties** (totals within ``TIE_EPSILON``): lower ``cost_hint`` first, then higher
-  success rate, then the higher total.
-* **Forced** skills (the user's explicit words) come first, cover the clause that named
-  them, and skip the threshold; they were already safety-checked by the router.
-* **Groups**: consecutive ``parallel_safe`` skills without a conflict between them
-  share a group of at most ``max_parallel_skills``; everything else runs alone, in
-  clause order.
-* **Fallback path**: per selected skill, the next-best candidates of the same clause
-  that passed or came close, then ``no-skill``, then ``ask-user`` (seed 001 §10).
+What a user gets is what the plan injects, so the plan holds the fewest skills that
+serve the request (the *minimal cover set*, R4):
+
+* **Forced** skills (the user's explicit words) come first and skip the threshold; they
+  were already safety-checked by the router. Each covers the clause that named it.
+* Otherwise the **primary** skill is the best candidate that passes the threshold on
+  the *whole* request. **Ties** (totals within :data:`TIE_EPSILON`): lower
+  ``cost_hint`` first, then higher success rate (seed 001 §7).
+* A **companion** joins only on its own evidence for a part of the request the plan
+  does not serve yet: a clause that *asks* for something
+  (:func:`~skillrt.routing.request_form.asks`), on which it is the best candidate. Its
+  own calibrated probability of being needed there (``needed``: the score model's
+  :meth:`~skillrt.routing.calibration.ScoreModel.companion` over the companion
+  signals — its total on the clause, how well the plan already serves the clause, its
+  similarity to the planned skills, its total on the whole request) must reach
+  ``companion_threshold``. Passing the threshold on the whole request is not enough,
+  and a skill that *overlaps* one already planned (similar documents: the same
+  procedure, or one a variant of the other) never joins: the tie rules chose among
+  them. At most ``max_parallel_skills`` skills in all (forced ones excepted).
+* **Order and groups**: forced skills first, then in the order the request asks for
+  their parts; consecutive ``parallel_safe`` skills without a conflict between them
+  share a group of at most ``max_parallel_skills``; everything else runs alone. The plan
+  names its ``primary`` skill (the forced one, else the one chosen on the whole
+  request): a context budget serves it first.
+* **Fallback path**: per selected skill, the next-best candidates that passed or came
+  close, then ``no-skill``, then ``ask-user`` (seed 001 §10).
+
+Every candidate left out gets a reason for ``--explain``: covered by the plan (it
+overlaps a planned skill, or has no part of the request of its own), or below its own
+threshold for the clause it would serve.
 """
 
 from __future__ import annotations
@@ -24,33 +39,50 @@ from dataclasses import dataclass
 
 from skillrt.routing.candidate import Candidate
 from skillrt.routing.plan import ActivationPlan, PlannedSkill
+from skillrt.routing.signals import CompanionInput
 
-__all__ = ["PlanOutcome", "build_plan", "estimate_cost"]
+__all__ = ["Clause", "PlanOutcome", "PlanRules", "build_plan", "estimate_cost"]
 
 TIE_EPSILON = 0.05
 #: A candidate within this much under the threshold may still be a fallback.
 NEAR_MARGIN = 0.15
 MAX_FALLBACKS_PER_SKILL = 3
+#: A clause's words quoted in a reason, at most.
+QUOTE_CHARS = 60
 _COST_RANK = {"low": 0, "medium": 1, "high": 2}
 _COST_POINTS = {"low": 1, "medium": 2, "high": 3}
 
 
 @dataclass(frozen=True)
+class Clause:
+    """One clause of a multi-clause request, as the planner sees it."""
+
+    text: str
+    #: It asks for something (a task or a question), rather than giving context.
+    asks: bool
+
+
+@dataclass(frozen=True)
+class PlanRules:
+    """The thresholds and limits the plan is built under (from ``RoutingConfig``)."""
+
+    threshold: float
+    companion_threshold: float
+    max_parallel: int
+    overlap_threshold: float
+    #: P(a skill is needed for a clause) from what the planner sees of it there.
+    needed: Callable[[CompanionInput], float]
+
+
+@dataclass(frozen=True)
 class PlanOutcome:
     plan: ActivationPlan
-    #: idx -> (status, reason) for eligible candidates that were not selected.
+    #: idx -> (status, reason) for candidates that were considered but not selected.
     covered: dict[int, tuple[str, str]]
-    #: Selected candidates, in execution order.
+    #: Selected candidates, in plan (execution) order.
     selected: tuple[Candidate, ...]
-
-
-def _tie_pick(pool: Sequence[Candidate], key_total: Callable[[Candidate], float]) -> Candidate:
-    best_total = max(key_total(c) for c in pool)
-    tied = [c for c in pool if key_total(c) >= best_total - TIE_EPSILON]
-    return min(
-        tied,
-        key=lambda c: (_COST_RANK.get(c.cost_hint, 1), -c.success_rate, -key_total(c), c.name),
-    )
+    #: idx -> why a selected candidate is in the plan.
+    reasons: dict[int, str]
 
 
 def estimate_cost(skills: Sequence[Candidate]) -> str:
@@ -64,62 +96,51 @@ def estimate_cost(skills: Sequence[Candidate]) -> str:
 def build_plan(
     candidates: Sequence[Candidate],
     *,
-    n_clauses: int,
-    threshold: float,
-    max_parallel: int,
-    overlaps: Callable[[int, int], bool],
+    clauses: Sequence[Clause],
+    rules: PlanRules,
+    overlap: Callable[[int, int], float],
     conflicts: Callable[[int, int], bool],
 ) -> PlanOutcome:
-    """Select a minimal covering set and lay it out as a plan."""
-    n_clauses = max(1, n_clauses)
+    """Select the primary (or forced) skills and their companions; lay them out as a plan."""
     selected: list[Candidate] = []
-    covered_by: dict[int, str] = {}
-    uncovered = set(range(n_clauses))
+    reasons: dict[int, str] = {}
+    covered: dict[int, tuple[str, str]] = {}
+    usable = [c for c in candidates if not c.blocked]
 
-    for c in candidates:
-        if c.forced and c.eligible and not c.blocked:
+    for c in usable:
+        if c.forced and c.eligible:
             selected.append(c)
-            clause = c.forced_clause if 0 <= c.forced_clause < n_clauses else None
-            hit = {clause} if clause is not None else set(_covers(c, threshold, n_clauses))
-            if not hit and n_clauses == 1:
-                hit = {0}
-            uncovered -= hit
-
-    pool = [c for c in candidates if c.eligible and not c.blocked and not c.forced]
-    while uncovered and pool:
-        coverage = {c.idx: _covers(c, threshold, n_clauses) & uncovered for c in pool}
-        useful = [c for c in pool if coverage[c.idx]]
-        if not useful:
-            break
-        most = max(len(coverage[c.idx]) for c in useful)
-        tier = [c for c in useful if len(coverage[c.idx]) == most]
-        pick = _tie_pick(tier, lambda c: c.total)
-        pool.remove(pick)
-        clash = next((s for s in selected if overlaps(s.idx, pick.idx)), None)
-        if clash is not None:
-            covered_by[pick.idx] = clash.name
-            # The overlapping skill is taken to serve those clauses too.
-            uncovered -= coverage[pick.idx]
-            continue
-        selected.append(pick)
-        uncovered -= coverage[pick.idx]
+            reasons[c.idx] = f"forced by the user ({c.forced_words})"
+    if not selected:
+        passing = [c for c in usable if c.eligible and not c.forced]
+        if passing:
+            pick = _tie_pick(passing)
+            selected.append(pick)
+            reasons[pick.idx] = "passes the threshold on the whole request"
+            best = max(passing, key=lambda c: c.total)
+            if best is not pick:
+                reasons[pick.idx] += (
+                    f"; ties with {best.name} ({best.total:.2f}): lower cost or higher "
+                    "success rate first"
+                )
+    primary = selected[0] if selected else None
+    clause_of: dict[int, int] = {}
+    if selected:
+        clause_of = _add_companions(selected, usable, clauses, rules, overlap, reasons, covered)
 
     chosen = {c.idx for c in selected}
-    covered: dict[int, tuple[str, str]] = {}
-    for c in candidates:
-        if c.eligible and not c.blocked and c.idx not in chosen:
-            other = covered_by.get(c.idx)
-            if other is not None:
-                covered[c.idx] = ("covered", f"overlaps {other}, already selected")
-            elif selected:
-                names = ", ".join(s.name for s in selected)
-                covered[c.idx] = ("covered", f"passes, but {names} already cover the request")
-            else:
-                covered[c.idx] = ("covered", "passes, but the request is covered")
+    for c in usable:
+        if c.idx in chosen or c.idx in covered or not c.eligible:
+            continue
+        clash = _overlapping(c, selected, overlap, rules.overlap_threshold)
+        if clash is not None:
+            covered[c.idx] = ("covered", _overlap_reason(clash, overlap(clash.idx, c.idx), rules))
+        else:
+            names = ", ".join(s.name for s in selected)
+            covered[c.idx] = ("covered", f"passes, but {names} already serve the request")
 
-    ordered = _order(selected, threshold, n_clauses)
-    groups = _groups(ordered, max_parallel, conflicts)
-    fallback = _fallback_path(ordered, candidates, threshold, n_clauses)
+    selected.sort(key=lambda c: (not c.forced, clause_of.get(c.idx, _home_clause(c))))
+    groups = _groups(selected, rules.max_parallel, conflicts)
     plan = ActivationPlan(
         skills=tuple(
             PlannedSkill(
@@ -129,33 +150,116 @@ def build_plan(
                 cost_hint=c.cost_hint,
                 parallel_safe=c.parallel_safe,
             )
-            for c in ordered
+            for c in selected
         ),
         groups=groups,
-        estimated_cost=estimate_cost(ordered),
-        fallback_path=fallback,
+        estimated_cost=estimate_cost(selected),
+        fallback_path=_fallback_path(selected, candidates, rules.threshold),
+        primary=primary.name if primary is not None else None,
     )
-    return PlanOutcome(plan=plan, covered=covered, selected=tuple(ordered))
+    return PlanOutcome(plan=plan, covered=covered, selected=tuple(selected), reasons=reasons)
 
 
-def _covers(c: Candidate, threshold: float, n_clauses: int) -> set[int]:
-    if n_clauses == 1:
-        return {0} if c.eligible else set()
-    return {k for k, t in enumerate(c.clause_totals[:n_clauses]) if t >= threshold}
+def companion_input(
+    c: Candidate, clause: int, planned: Sequence[Candidate], overlap: Callable[[int, int], float]
+) -> CompanionInput:
+    """What the planner sees of ``c`` for ``clause`` beside the ``planned`` skills (a
+    forced skill serves the clause that named it, or every clause)."""
+    served = 0.0
+    for s in planned:
+        if s.forced and s.forced_clause in (clause, -1):
+            served = 1.0
+        elif clause < len(s.clause_totals):
+            served = max(served, s.clause_totals[clause])
+    own = c.clause_totals[clause] if clause < len(c.clause_totals) else 0.0
+    similar = max((overlap(s.idx, c.idx) for s in planned), default=0.0)
+    return CompanionInput(own=own, served=served, overlap=similar, request=c.total)
 
 
-def _first_clause(c: Candidate, threshold: float, n_clauses: int) -> int:
-    if c.forced and c.forced_clause >= 0:
+def _home_clause(c: Candidate) -> int:
+    """The part of the request a skill serves best (-1: the whole request)."""
+    if c.forced:
         return c.forced_clause
-    hit = sorted(_covers(c, threshold, n_clauses))
-    return hit[0] if hit else n_clauses
+    if not c.clause_totals:
+        return -1
+    return max(range(len(c.clause_totals)), key=c.clause_totals.__getitem__)
 
 
-def _order(selected: Sequence[Candidate], threshold: float, n_clauses: int) -> list[Candidate]:
-    # Forced skills first (the user named them), then in the order the query asks.
-    return sorted(
-        selected,
-        key=lambda c: (not c.forced, _first_clause(c, threshold, n_clauses)),
+def _add_companions(
+    selected: list[Candidate],
+    usable: Sequence[Candidate],
+    clauses: Sequence[Clause],
+    rules: PlanRules,
+    overlap: Callable[[int, int], float],
+    reasons: dict[int, str],
+    covered: dict[int, tuple[str, str]],
+) -> dict[int, int]:
+    """Add companions to ``selected``; returns the clause each one joined for."""
+    joined: dict[int, int] = {}
+    if len(clauses) < 2:
+        return joined
+    limit = max(1, rules.max_parallel)
+    others = [c for c in usable if c not in selected and not c.forced]
+    while len(selected) < limit and others:
+        best: tuple[float, Candidate, int, CompanionInput] | None = None
+        for c in others:
+            for k, clause in enumerate(clauses):
+                if not clause.asks or k >= len(c.clause_first) or not c.clause_first[k]:
+                    continue
+                seen = companion_input(c, k, selected, overlap)
+                if seen.overlap >= rules.overlap_threshold:
+                    continue
+                p = rules.needed(seen)
+                if best is None or p > best[0]:
+                    best = (p, c, k, seen)
+        if best is None:
+            break
+        p, pick, k, seen = best
+        others.remove(pick)
+        quote = _quote(clauses[k].text)
+        if p < rules.companion_threshold:
+            covered[pick.idx] = (
+                "below_threshold",
+                f"best for {quote}, but needed there {p:.2f} < {rules.companion_threshold:.2f} "
+                f"(its total there {seen.own:.2f}; the plan serves it {seen.served:.2f})",
+            )
+            break
+        selected.append(pick)
+        joined[pick.idx] = k
+        reasons[pick.idx] = (
+            f"joins for {quote}: needed there {p:.2f} >= {rules.companion_threshold:.2f} "
+            f"(its total there {seen.own:.2f}; "
+            f"{', '.join(s.name for s in selected[:-1])} serves it {seen.served:.2f})"
+        )
+    return joined
+
+
+def _overlapping(
+    c: Candidate, selected: Sequence[Candidate], overlap: Callable[[int, int], float], at: float
+) -> Candidate | None:
+    return next((s for s in selected if s is not c and overlap(s.idx, c.idx) >= at), None)
+
+
+def _overlap_reason(clash: Candidate, similarity: float, rules: PlanRules) -> str:
+    return (
+        f"overlaps {clash.name}, already selected (similarity {similarity:.2f} >= "
+        f"{rules.overlap_threshold:.2f})"
+    )
+
+
+def _quote(text: str) -> str:
+    words = " ".join(text.split())
+    if len(words) > QUOTE_CHARS:
+        words = words[: QUOTE_CHARS - 3].rstrip() + "..."
+    return f'"{words}"'
+
+
+def _tie_pick(pool: Sequence[Candidate]) -> Candidate:
+    best_total = max(c.total for c in pool)
+    tied = [c for c in pool if c.total >= best_total - TIE_EPSILON]
+    return min(
+        tied,
+        key=lambda c: (_COST_RANK.get(c.cost_hint, 1), -c.success_rate, -c.total, c.name),
     )
 
 
@@ -179,30 +283,19 @@ def _groups(
 
 
 def _fallback_path(
-    ordered: Sequence[Candidate], candidates: Sequence[Candidate], threshold: float, n_clauses: int
+    ordered: Sequence[Candidate], candidates: Sequence[Candidate], threshold: float
 ) -> tuple[str, ...]:
     if not ordered:
         return ("ask-user",)
     chosen = {c.idx for c in ordered}
     near = threshold - NEAR_MARGIN
-    out: list[str] = []
-    for s in ordered:
-        clause = _first_clause(s, threshold, n_clauses)
-
-        def level(c: Candidate, clause: int = clause) -> float:
-            if n_clauses > 1 and 0 <= clause < len(c.clause_totals):
-                return c.clause_totals[clause]
-            return c.total
-
-        alts = sorted(
-            (
-                c
-                for c in candidates
-                if c.idx not in chosen and not c.blocked and not c.forced and level(c) >= near
-            ),
-            key=lambda c: -level(c),
-        )
-        for c in alts[:MAX_FALLBACKS_PER_SKILL]:
-            if c.name not in out:
-                out.append(c.name)
+    alts = sorted(
+        (
+            c
+            for c in candidates
+            if c.idx not in chosen and not c.blocked and not c.forced and c.total >= near
+        ),
+        key=lambda c: -c.total,
+    )
+    out = [c.name for c in alts[: MAX_FALLBACKS_PER_SKILL * len(ordered)]]
     return (*out, "no-skill", "ask-user")

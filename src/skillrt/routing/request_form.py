@@ -8,6 +8,17 @@ subject), so P(scope) also reads the request's form: :func:`quick_question` is n
 for a question of a few words and falls linearly to 0 at :data:`LONG_REQUEST_WORDS` words, so a
 question that gives the details of a job weighs as a task. The words are English; a
 request in another language counts only by its question mark and length.
+
+Two more readings of form, both language-light:
+
+* :func:`brevity`: how short the whole message is, whatever its form. A request that
+  needs a skill's procedure states a job and its particulars; a one-line message
+  ("thanks, merged", "reply to Priya: Thursday works", "add a newline at the end of
+  README.md") rarely does, however close its words are to a skill's.
+* :func:`asks`: whether one clause of a request asks for something (a task in the
+  imperative, "I need / can you / please ...", or a question) rather than describing the
+  situation ("it runs from Jenkins on Ubuntu"). A second skill joins a plan only for a
+  part of the request that asks for something (:mod:`skillrt.routing.planner`).
 """
 
 from __future__ import annotations
@@ -16,11 +27,21 @@ import re
 
 from skillrt.routing.text import CJK_CHARS
 
-__all__ = ["LONG_REQUEST_WORDS", "is_question", "quick_question", "request_words"]
+__all__ = [
+    "BRIEF_REQUEST_WORDS",
+    "LONG_REQUEST_WORDS",
+    "asks",
+    "brevity",
+    "is_question",
+    "quick_question",
+    "request_words",
+]
 
 #: At this many words a request has room for the details of a task: "one or two
 #: sentences" of situation and goal are about 20-40 words.
 LONG_REQUEST_WORDS = 20
+#: At this many words any message (not only a question) has room for a job's details.
+BRIEF_REQUEST_WORDS = 30
 
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*|\d[\w.]*")
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
@@ -32,6 +53,10 @@ _OPENER_TEXT = """
     won't shall has have hasn't haven't
 """
 _OPENERS = frozenset(_OPENER_TEXT.split())
+#: What follows "do" in a question ("do you ...", "do these ..."); anything else after it
+#: is an imperative ("do a review").
+_DO_SUBJECT_TEXT = "i you u ya we they these those people any all most"
+_DO_SUBJECTS = frozenset(_DO_SUBJECT_TEXT.split())
 #: "can you ...", "could you please ...": a task asked politely, unless it only asks to be
 #: told something ("can you tell me which flag ...").
 _POLITE_REQUEST = re.compile(
@@ -60,8 +85,13 @@ def is_question(text: str) -> bool:
         return False
     if _QUESTION_END.search(text):
         return True
-    first = _WORD.search(body)
-    return first is not None and first.group(0).lower().rstrip(".") in _OPENERS
+    words = _WORD.findall(body[:80])
+    if not words:
+        return False
+    first = words[0].lower().rstrip(".")
+    if first == "do":  # "do a code review ..." is a task; "do you / do we ..." asks
+        return len(words) > 1 and words[1].lower() in _DO_SUBJECTS
+    return first in _OPENERS
 
 
 def quick_question(text: str) -> float:
@@ -69,3 +99,60 @@ def quick_question(text: str) -> float:
     if not is_question(text):
         return 0.0
     return max(0.0, 1.0 - request_words(text) / LONG_REQUEST_WORDS)
+
+
+def brevity(text: str) -> float:
+    """How brief ``text`` is: 1 for an empty message, falling linearly to 0 at
+    :data:`BRIEF_REQUEST_WORDS` words."""
+    return max(0.0, 1.0 - request_words(text) / BRIEF_REQUEST_WORDS)
+
+
+#: Verbs that open an English request in the imperative ("write ...", "then deploy ...").
+_TASK_VERB_TEXT = """
+    add adapt adjust analyse analyze annotate apply archive assess audit automate backfill
+    benchmark bootstrap build bump calculate capture change check clean clear clone close
+    collect combine compare compile compose compress compute configure confirm connect
+    consolidate containerize convert copy correct create cut debug decide decompose
+    deduplicate define delete deploy describe design detect diagnose disable do document
+    download draft drop dump edit enable encrypt enforce estimate evaluate examine explain
+    export extend extract figure file find finish fix flag flatten format generate get give
+    grab graph harden help highlight identify implement import improve inspect install
+    instrument integrate investigate isolate keep label launch lay lint list load locate
+    lock log look make map mark measure merge migrate mock model modernize monitor move
+    normalize open optimise optimize organise organize outline package parse patch pick pin
+    plan plot polish port prepare prevent prioritize probe produce profile propose
+    prototype provision prune publish pull push put query rank read rebase rebuild record
+    recover redesign reduce refactor register reindex release remove rename render
+    reorganize repair replace reply report reproduce rerun research reset resolve restore
+    restructure retry review revise rewrite roll rotate run sanitize save scaffold scan
+    schedule scrape script search secure send set setup ship show shrink simplify sketch
+    slim sort split squash start stop store streamline structure stub submit suggest
+    summarise summarize swap switch sync tag take tell test tidy trace track train
+    transcribe transform translate triage trim troubleshoot tune turn undo unify uninstall
+    update upgrade upload use validate verify visualise visualize walk watch wire wrap write
+"""
+_TASK_VERBS = frozenset(_TASK_VERB_TEXT.split())
+#: Connectives and fillers before a clause's verb ("and then", "once that works,").
+_CLAUSE_LEAD = re.compile(
+    r"^\s*(?:(?:(?:and|then|also|plus|so|but|first|firstly|next|finally|lastly|after\s+that"
+    r"|afterwards|additionally|separately|meanwhile|at\s+the\s+same\s+time|ideally|now|ok"
+    r"|okay|just|quickly)\b|(?:once|when|if)\s+[^,]{1,60},)[\s,:;.-]*)+",
+    re.IGNORECASE,
+)
+#: Words that ask for work anywhere in a clause ("I need", "can you", "please", ...).
+_ASKING = re.compile(
+    r"\b(?:i\s*(?:'d|would)\s+(?:like|love|want)|i\s+(?:need|want)|we\s+(?:need|want)"
+    r"|need\s+to|needs\s+to|want\s+you\s+to|help\s+(?:me|us)|(?:can|could|would|will)\s+you"
+    r"|please|pls|let'?s|make\s+sure|i'?m\s+(?:trying|looking)\s+to|(?:has|have)\s+to)\b",
+    re.IGNORECASE,
+)
+
+
+def asks(clause: str) -> bool:
+    """True when ``clause`` asks for something: it opens with an imperative verb (after
+    connectives such as "and then"), carries words that ask for work, or is a question."""
+    body = _CLAUSE_LEAD.sub("", clause, count=1)
+    first = _WORD.match(body.lstrip())
+    if first is not None and first.group(0).lower() in _TASK_VERBS:
+        return True
+    return bool(_ASKING.search(clause)) or is_question(clause)

@@ -230,8 +230,11 @@ class Router:
                 reranker=self.reranker,
                 rerank_query=RerankQuery(text, vector, toks),
                 semantic=sem,
+                clause=n > 0,
             )
-            for text, vector, toks, sem in zip(texts, vectors, tokens, semantic, strict=True)
+            for n, (text, vector, toks, sem) in enumerate(
+                zip(texts, vectors, tokens, semantic, strict=True)
+            )
         ]
         ev = evidence[0]
         # Clause-level evidence for multi-request queries (minimal cover set, R4).
@@ -254,6 +257,7 @@ class Router:
             ev,
             clause_ev,
             directives,
+            clauses=clauses,
             model=model,
             cfg=cfg,
             stats=self._stats([c.name for c in pool.members.values()], cfg),
@@ -331,11 +335,11 @@ def _snapshot_at(
     if keys is None or not keys or backend is None or not isinstance(path, Path):
         return None
     from skillrt.routing.index import FIELD_WEIGHTS
-    from skillrt.routing.lexical import K1, B
+    from skillrt.routing.lexical import K1, VERSION, B
     from skillrt.routing.semantic import MAX_CLAUSES, MAX_DOC_CHARS, MAX_EXAMPLES
     from skillrt.routing.snapshot import snapshot_key, snapshot_path
 
-    recipe = (FIELD_WEIGHTS, K1, B, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES)
+    recipe = (FIELD_WEIGHTS, K1, B, VERSION, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES)
     key = snapshot_key(keys, backend, recipe)
     return snapshot_path(path, key), key
 

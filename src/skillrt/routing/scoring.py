@@ -23,38 +23,25 @@ threshold keeps its calibrated meaning. A trigger hit adds
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
 
 from skillrt.config import RoutingConfig, RoutingWeights
 from skillrt.routing.calibration import logit, sigmoid
+from skillrt.routing.signals import SCORE_TERMS, weights_of
 
 __all__ = ["COST_VALUE", "NEUTRAL", "Terms", "cold_start_factor", "combine", "success_term"]
 
 #: cost_hint -> cost term (higher is better: cheaper).
 COST_VALUE = {"low": 1.0, "medium": 0.5, "high": 0.0}
 #: The value of each non-intent term that carries no information.
-NEUTRAL = {
-    "trigger_match": 0.0,
-    "success_rate": 0.5,
-    "context_readiness": 0.5,
-    "cost_penalty": 0.5,
-    "conflict_penalty": 1.0,
-}
+NEUTRAL = {t.name: t.neutral for t in SCORE_TERMS if t.name != "intent_match"}
 #: Pseudo-counts of the success-rate prior (Beta(1, 1): unknown = 0.5).
 PRIOR_SUCCESSES = 1.0
 PRIOR_FAILURES = 1.0
 
-
-@dataclass(frozen=True)
-class Terms:
-    """The six terms for one candidate, each in 0..1."""
-
-    intent_match: float
-    trigger_match: float
-    success_rate: float
-    context_readiness: float
-    cost_penalty: float
-    conflict_penalty: float
+#: The six terms of one candidate by name (:data:`~skillrt.routing.signals.SCORE_TERMS`),
+#: each in 0..1.
+Terms = Mapping[str, float]
 
 
 def success_term(successes: int, failures: int) -> float:
@@ -72,14 +59,7 @@ def cold_start_factor(routes: int, config: RoutingConfig) -> float:
 
 def weighted_sum(terms: Terms, weights: RoutingWeights) -> float:
     """The seed's literal formula (reported as a signal, not used for decisions)."""
-    return (
-        weights.intent_match * terms.intent_match
-        + weights.trigger_match * terms.trigger_match
-        + weights.success_rate * terms.success_rate
-        + weights.context_readiness * terms.context_readiness
-        + weights.cost_penalty * terms.cost_penalty
-        + weights.conflict_penalty * terms.conflict_penalty
-    )
+    return sum(w * terms[name] for name, w in weights_of(weights).items())
 
 
 def combine(
@@ -90,16 +70,10 @@ def combine(
     damping: float = 1.0,
 ) -> float:
     """The calibrated total in 0..1 (see the module docstring)."""
-    w = config.weights
-    anchor = w.intent_match if w.intent_match > 0 else 1.0
-    shift = (
-        w.trigger_match * (terms.trigger_match - NEUTRAL["trigger_match"])
-        + w.success_rate * (terms.success_rate - NEUTRAL["success_rate"])
-        + w.context_readiness * (terms.context_readiness - NEUTRAL["context_readiness"])
-        + w.cost_penalty * (terms.cost_penalty - NEUTRAL["cost_penalty"])
-        + w.conflict_penalty * (terms.conflict_penalty - NEUTRAL["conflict_penalty"])
-    ) / anchor
-    total = sigmoid(logit(terms.intent_match) + config.evidence_scale * shift)
+    w = weights_of(config.weights)
+    anchor = w["intent_match"] if w["intent_match"] > 0 else 1.0
+    shift = sum(w[name] * (terms[name] - neutral) for name, neutral in NEUTRAL.items()) / anchor
+    total = sigmoid(logit(terms["intent_match"]) + config.evidence_scale * shift)
     if anti_trigger:
         total *= config.anti_trigger_factor
     return max(0.0, min(1.0, total * damping))
