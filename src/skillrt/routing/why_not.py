@@ -6,11 +6,12 @@ reason, the threshold), plus the index for a skill that was never recalled. Noth
 here changes a routing decision, and nothing is recorded.
 
 Each reason has a stable ``code``. A candidate's status maps to its reason through
-:data:`STATUS_REASONS`: one entry per status the decision stage gives. **Hook for the
-decision rework (issue 21)**: when the decision stage gives a status such as "covered by
-the primary" (today ``covered``: another selected skill already covers the request),
-its reason plugs in here by status, with the decision's own explanation
-(``candidate.reason``) as the message; a new status needs one entry, nothing else.
+:data:`STATUS_REASONS`: one entry per status the decision stage gives, with the
+decision's own explanation (``candidate.reason``) as the message; a new status needs one
+entry, nothing else. The planner's ``covered`` is told apart by its reason: covered by
+the primary (``covered_by_primary``), too similar to a planned skill (``overlaps``); a
+companion that was the best for a clause but below its own threshold is
+``companion_below_threshold``.
 """
 
 from __future__ import annotations
@@ -20,21 +21,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillrt.routing.plan import ScoredCandidate
+from skillrt.routing.signals import SCORE_TERMS
 
 if TYPE_CHECKING:
     from skillrt.routing.router import Router
 
 __all__ = ["STATUS_REASONS", "Reason", "WhyNot", "why_not"]
 
-#: The six terms, in the seed's order.
-TERMS = (
-    "intent_match",
-    "trigger_match",
-    "success_rate",
-    "context_readiness",
-    "cost_penalty",
-    "conflict_penalty",
-)
+#: The six terms, in the seed's order (``signals.SCORE_TERMS``).
+TERMS = tuple(t.name for t in SCORE_TERMS)
 
 
 @dataclass(frozen=True)
@@ -71,6 +66,16 @@ def _reason_from(code: str) -> Callable[[ScoredCandidate], Reason]:
     return lambda c: Reason(code, c.reason or code.replace("_", " "))
 
 
+def _covered(c: ScoredCandidate) -> Reason:
+    code = "overlaps" if c.reason.startswith("overlaps") else "covered_by_primary"
+    return Reason(code, c.reason or "the plan already serves the request")
+
+
+def _below(c: ScoredCandidate) -> Reason:
+    code = "companion_below_threshold" if c.reason.startswith("best for") else "below_threshold"
+    return Reason(code, c.reason or "below the threshold")
+
+
 #: candidate status -> its reason (see the module docstring: the decision stage's hook).
 STATUS_REASONS: dict[str, Callable[[ScoredCandidate], Reason]] = {
     "excluded": _reason_from("excluded"),
@@ -78,9 +83,9 @@ STATUS_REASONS: dict[str, Callable[[ScoredCandidate], Reason]] = {
     "manual_only": _reason_from("manual_only"),
     "unavailable": _reason_from("unavailable"),
     "anti_trigger": _reason_from("anti_trigger"),
-    "below_threshold": _reason_from("below_threshold"),
-    # "Covered by the primary": another selected skill already covers the request.
-    "covered": _reason_from("covered"),
+    "below_threshold": _below,
+    # Covered by the primary (it serves the request), or too similar to a planned skill.
+    "covered": _covered,
 }
 
 
@@ -108,7 +113,7 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
     threshold = router.config.selection_threshold
     candidates = list(result.candidates)
     mine = next((c for c in candidates if c.name == name), None)
-    winner = next((c for c in candidates if c.status == "selected"), None)
+    winner = next((c for c in candidates if c.name == result.plan.primary), None)
     selected = result.plan.names
     reasons: list[Reason] = []
     terms: dict[str, dict[str, float]] = {}
@@ -124,8 +129,10 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
             reasons.append(Reason("selected", f"it is selected ({mine.score.total:.2f})"))
         else:
             explain = STATUS_REASONS.get(mine.status)
-            if explain is not None and not any(r.code == mine.status for r in reasons):
-                reasons.append(explain(mine))
+            if explain is not None:
+                reason = explain(mine)
+                if not any(r.code == reason.code for r in reasons):
+                    reasons.append(reason)
             if winner is not None and mine.status not in STATUS_REASONS:
                 reasons.append(
                     Reason(
