@@ -131,3 +131,32 @@ def test_human_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None
                  str(EXAMPLES), "--backend", "hashing"])  # fmt: skip
     out = capsys.readouterr().out
     assert code == 0 and "Why not code-review?" in out and "threshold 0.65" in out
+
+
+def test_a_skill_the_primary_covers_or_overlaps_says_which(
+    project: Path, capsys: pytest.CaptureFixture[str], make_skill: Any
+) -> None:
+    root = project / "skills"
+    text = "Review a pull request diff for bugs, security issues and style problems."
+    make_skill("pr-review", description=text, root=root)
+    make_skill("pull-request-review", description=text, root=root)
+    make_skill(
+        "review-security",
+        description="Review a pull request diff for security issues: injection, secrets.",
+        root=root,
+    )
+    query = "review my pull request diff for bugs, security issues and style problems"
+
+    def ask(skill: str) -> tuple[str, dict[str, Any]]:
+        args = ["route", query, "--why-not", skill, "--root", str(root)]
+        assert main([*args, "--backend", "hashing", "--no-cold-start", "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)["why_not"]
+        return data["winner"], {r["code"]: r["message"] for r in data["reasons"]}
+
+    winner, _ = ask("review-security")
+    twin = "pull-request-review" if winner == "pr-review" else "pr-review"
+    assert winner in ("pr-review", "pull-request-review")
+    _, reasons = ask(twin)  # the same description: it overlaps the primary
+    assert "overlaps" in reasons and winner in reasons["overlaps"]
+    _, reasons = ask("review-security")  # a different skill the request does not need
+    assert reasons.keys() & {"covered_by_primary", "below_threshold", "overlaps"}

@@ -129,13 +129,21 @@ def build_plan(
         clause_of = _add_companions(selected, usable, clauses, rules, overlap, reasons, covered)
 
     chosen = {c.idx for c in selected}
+    near = rules.threshold - NEAR_MARGIN
     for c in usable:
-        if c.idx in chosen or c.idx in covered or not c.eligible:
+        if c.idx in chosen or c.idx in covered:
             continue
+        # Only a close runner-up whose total alone kept it out (not a gate such as the
+        # semantic top-k) is told about the plan.
+        close = c.total >= near and c.status == "below_threshold" and c.reason.startswith("total")
+        if not (c.eligible or close):
+            continue
+        # A close runner-up is told why it is out: it overlaps a planned skill, or (when
+        # it passes) the plan already serves the request; else it stays below_threshold.
         clash = _overlapping(c, selected, overlap, rules.overlap_threshold)
         if clash is not None:
             covered[c.idx] = ("covered", _overlap_reason(clash, overlap(clash.idx, c.idx), rules))
-        else:
+        elif c.eligible:
             names = ", ".join(s.name for s in selected)
             covered[c.idx] = ("covered", f"passes, but {names} already serve the request")
 
