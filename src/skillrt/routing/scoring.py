@@ -24,6 +24,7 @@ threshold keeps its calibrated meaning. A trigger hit adds
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 
 from skillrt.config import RoutingConfig, RoutingWeights
 from skillrt.routing.calibration import logit, sigmoid
@@ -62,6 +63,15 @@ def weighted_sum(terms: Terms, weights: RoutingWeights) -> float:
     return sum(w * terms[name] for name, w in weights_of(weights).items())
 
 
+@lru_cache(maxsize=64)
+def _relative_weights(weights: RoutingWeights) -> tuple[tuple[str, float, float], ...]:
+    """Each non-intent term's weight relative to intent's, with its neutral value (the
+    hot loop of a route: computed once per weights)."""
+    w = weights_of(weights)
+    anchor = w["intent_match"] if w["intent_match"] > 0 else 1.0
+    return tuple((name, w[name] / anchor, neutral) for name, neutral in NEUTRAL.items())
+
+
 def combine(
     terms: Terms,
     config: RoutingConfig,
@@ -70,9 +80,9 @@ def combine(
     damping: float = 1.0,
 ) -> float:
     """The calibrated total in 0..1 (see the module docstring)."""
-    w = weights_of(config.weights)
-    anchor = w["intent_match"] if w["intent_match"] > 0 else 1.0
-    shift = sum(w[name] * (terms[name] - neutral) for name, neutral in NEUTRAL.items()) / anchor
+    shift = 0.0
+    for name, weight, neutral in _relative_weights(config.weights):
+        shift += weight * (terms[name] - neutral)
     total = sigmoid(logit(terms["intent_match"]) + config.evidence_scale * shift)
     if anti_trigger:
         total *= config.anti_trigger_factor
