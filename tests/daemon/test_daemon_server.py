@@ -460,7 +460,7 @@ def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
     """300 loopback connections that never send a token: the daemon holds at most
     MAX_CONNECTIONS of them (the rest are told E_BUSY and closed), closes the idle ones
     within AUTH_TIMEOUT_S, and serves a client with the token afterwards."""
-    from skillrt.daemon.server import MAX_CONNECTIONS
+    from skillrt.daemon.limits import MAX_CONNECTIONS
 
     project, skills = daemon_project
     served = start(project, skills, "--port", "0")

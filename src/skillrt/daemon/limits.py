@@ -1,0 +1,128 @@
+"""What one daemon holds, and how much: the state folder's lock (one daemon per state)
+and the cap on connections served at once.
+
+The lock is an exclusive ``flock`` on ``<state>/skillrt.daemon.lock``, released by the
+kernel when the process ends, however it ends; the holder's pid is written in it for
+the refusal a second daemon prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import socket
+import socketserver
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from skillrt.daemon.protocol import error_reply, reply_line
+from skillrt.errors import DaemonBusy, DaemonStartError
+
+__all__ = ["MAX_CONNECTIONS", "Capped", "StateLock", "read_json"]
+
+#: Most connections served at once; one more is answered ``E_BUSY`` and closed (each
+#: costs a thread and a file descriptor: 373 unauthenticated ones used them all up).
+MAX_CONNECTIONS = 64
+
+
+class StateLock:
+    """The state folder's daemon lock (``path``; None: no lock), held from :meth:`take`
+    to :meth:`release`; ``info_file`` names the holder's address in a refusal."""
+
+    def __init__(self, path: Path | None, info_file: Path | None) -> None:
+        self.path = path
+        self.info_file = info_file
+        self._fd: int | None = None
+
+    def take(self) -> None:
+        """Hold the lock, or raise ``DaemonStartError`` naming the daemon that does."""
+        if self.path is None:
+            return
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
+            os.close(fd)
+            info = read_json(self.info_file)
+            where = f" at {info['address']}" if info.get("address") else ""
+            raise DaemonStartError(
+                f"a daemon (pid {holder}) already serves this state folder{where}; stop "
+                "it first (skillrt serve --stop) or give another --state",
+                path=str(self.path),
+            ) from None
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+            os.close(fd)  # the lock goes with the descriptor; the file stays (no race)
+
+
+def read_json(path: Path | None) -> dict[str, Any]:
+    """A small JSON object file, or {} (missing, unreadable, not an object)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class Capped(socketserver.ThreadingMixIn):
+    """At most :data:`MAX_CONNECTIONS` connections at once (one more is told ``E_BUSY``
+    and closed), and an accept loop that backs off instead of spinning when the
+    process runs out of file descriptors."""
+
+    daemon_threads = True
+    block_on_close = False
+    #: Pending connections while the accept loop waits for the GIL (5 by default, which
+    #: makes a burst of hooks fail to connect with EAGAIN).
+    request_queue_size = 128
+    max_connections = MAX_CONNECTIONS
+    socket: socket.socket
+
+    def _init_cap(self) -> None:
+        self._active: set[Any] = set()
+        self._active_lock = threading.Lock()
+
+    def get_request(self) -> tuple[Any, Any]:
+        try:
+            return self.socket.accept()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
+                # The listening socket stays readable: without a pause the loop would
+                # try again at once, forever (100% CPU). Connections end meanwhile.
+                time.sleep(0.1)
+            raise
+
+    def verify_request(self, request: Any, client_address: Any) -> bool:
+        with self._active_lock:
+            if len(self._active) < self.max_connections:
+                self._active.add(request)
+                return True
+        err = DaemonBusy(f"over {self.max_connections} connections at once; try again later")
+        with contextlib.suppress(OSError):
+            request.setblocking(False)
+            request.send(reply_line(error_reply(None, err)))
+        return False  # closed by the caller
+
+    def shutdown_request(self, request: Any) -> None:
+        with self._active_lock:
+            self._active.discard(request)
+        super().shutdown_request(request)  # type: ignore[misc]
