@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -285,3 +286,97 @@ def test_the_hook_refuses_an_unknown_url_scheme_without_a_folder(tmp_path: Path)
     assert proc.returncode == 0 and proc.stdout == ""
     assert [p.name for p in tmp_path.iterdir()] == [".skillrt"]  # the log, no 'mysql:'
     assert "unknown URL scheme 'mysql'" in (tmp_path / ".skillrt" / "hook.log").read_text()
+
+
+def test_a_route_on_a_silent_store_waits_its_budget_not_the_connect_timeout(
+    silent_server: str, tmp_path: Path, make_skill: Any
+) -> None:
+    """`skillrt route` against a server that never answers (a connect timeout of 600 s):
+    reading the enable state, the stats and closing the event writer all stay within
+    state.route_wait_s (the subprocess guard of 60 s would end a command that waited
+    on the connect timeout). It answers with its in-process route, says what it could
+    not read, and keeps its event in the outbox."""
+    make_skill(
+        "pdf-tools",
+        description="Extract text and tables from PDF files.",
+        triggers=["extract the tables"],
+    )
+    (tmp_path / "skillrt.yaml").write_text(
+        f"state:\n  url: '{silent_server}'\n  connect_timeout_s: 600\n  route_wait_s: 0.5\n"
+        "roots: [skills]\nrouting:\n  embedding_backend: hashing\n"
+    )
+    code, out, err = skillrt("route", "extract the tables from this pdf", cwd=tmp_path)
+    assert code == 0, err
+    assert [s["name"] for s in out["plan"]["skills"]] == ["pdf-tools"]
+    (event,) = out["events"]
+    assert event["recorded"] is False and event["queued"] is True
+    assert "enable/disable state unavailable" in err
+    assert "skill stats unavailable" in err
+    assert "did not answer in time (skillrt went on without it)" in err
+    assert "kept in" in err and "outbox" in err
+    outbox = tmp_path / ".skillrt" / "outbox"
+    assert [p.name.endswith(".jsonl") for p in outbox.iterdir()] == [True]
+
+
+def test_patience_counts_waits_on_the_store_not_the_time_between_them(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """A budget is spent only while a store call waits: work between calls (a slow walk
+    of the skill folders) leaves the next call its share, so a healthy server is read."""
+    from skillrt.store.base import patience
+
+    store = PostgresStore(postgres_url, cache_path=tmp_path / "c.db")
+    try:
+        with patience(0.5):
+            time.sleep(1.0)  # longer than the budget: none of it is a wait on the store
+            assert skill_state.disabled_names(store) == frozenset()
+    finally:
+        store.close()
+
+
+def test_a_spent_budget_fails_the_next_store_call_at_once(
+    silent_server: str, postgres_url: str, tmp_path: Path
+) -> None:
+    """Once a budget is spent on a server that does not answer, the calls after it in
+    the same budget do not wait again: a healthy store's call fails too (nothing is left
+    to wait with), with the same error."""
+    from skillrt.store.base import patience
+
+    silent = PostgresStore(silent_server, cache_path=tmp_path / "s.db", connect_timeout_s=600)
+    healthy = PostgresStore(postgres_url, cache_path=tmp_path / "h.db")
+    try:
+        with patience(0.3):
+            with pytest.raises(StoreUnavailable) as first:
+                skill_state.disabled_names(silent)
+            with pytest.raises(StoreUnavailable) as second:
+                skill_state.disabled_names(healthy)
+        for exc in (first, second):
+            assert "did not answer in time (skillrt went on without it)" in exc.value.message
+        assert skill_state.disabled_names(healthy) == frozenset()  # outside the budget
+    finally:
+        silent.close()
+        healthy.close()
+
+
+def test_closing_the_event_writer_skips_the_flush_on_a_store_never_reached(
+    silent_server: str, tmp_path: Path
+) -> None:
+    """The route found the store silent: the event writer's own handle would wait the
+    connect timeout (600 s) before it knew. Closing it does not wait for that: the event
+    goes to the outbox at once."""
+    from skillrt.store.base import patience
+    from skillrt.telemetry.events import RouteEvent
+    from skillrt.telemetry.writer import RouteEventWriter
+
+    store = PostgresStore(silent_server, cache_path=tmp_path / "c.db", connect_timeout_s=600)
+    with patience(0.3), pytest.raises(StoreUnavailable):
+        skill_state.disabled_names(store)
+    writer = RouteEventWriter(store)
+    event = RouteEvent("r1", 1.0, "cli", "default", "h", 1, None, "none", 0, (), {}, "", 1.0)
+    assert writer.submit_event(event, [])
+    closer = threading.Thread(target=writer.close, kwargs={"timeout_s": 600}, daemon=True)
+    closer.start()
+    closer.join(60)
+    assert not closer.is_alive(), "close() waited for a server it never reached"
+    assert writer.outbox is not None and writer.outbox.pending() == 1
+    store.close()

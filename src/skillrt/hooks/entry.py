@@ -254,7 +254,7 @@ class _Run:
             logger.addHandler(handler)
             logger.propagate = False  # into hook.log, not onto the client's stderr
         try:
-            with patience(min(self.store_wait, max(0.0, self.left() - _RESERVE_S))):
+            with patience(self.store_wait, until=self.deadline - _RESERVE_S):
                 config = _config(self.opts, project)
                 roots = flag_roots(self.opts.roots, Path(project))
                 runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))

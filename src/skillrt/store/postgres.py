@@ -48,7 +48,7 @@ from skillrt.store.base import (
     Cursor,
     Dialect,
     Store,
-    patience_deadline,
+    store_wait,
 )
 from skillrt.store.pgpool import ConnectionPool, driver
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
@@ -189,18 +189,19 @@ class _AutoConnection(Connection):
         retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
         store = self._store
         deadline = time.monotonic() + store.retry_s
-        while True:
-            with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
-                try:
-                    cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
-                    rows = cur.fetchall() if cur.description is not None else []
-                    return _Result(rows, cur.rowcount, cur.description)
-                except psycopg.OperationalError as exc:
-                    if not (retry and raw.broken and time.monotonic() < deadline):
+        with store_wait():
+            while True:
+                with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
+                    try:
+                        cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
+                        rows = cur.fetchall() if cur.description is not None else []
+                        return _Result(rows, cur.rowcount, cur.description)
+                    except psycopg.OperationalError as exc:
+                        if not (retry and raw.broken and time.monotonic() < deadline):
+                            raise _translate(exc, store.location) from exc
+                    except psycopg.Error as exc:
                         raise _translate(exc, store.location) from exc
-                except psycopg.Error as exc:
-                    raise _translate(exc, store.location) from exc
-            time.sleep(0.05)
+                time.sleep(0.05)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._store.transaction() as conn:
@@ -261,6 +262,17 @@ class PostgresStore(Store):
     def location(self) -> str:
         masked = mask_url(self.url)
         return f"{masked} (schema {self.schema})" if self.schema else masked
+
+    @property
+    def unreachable(self) -> bool:
+        """This handle never reached its server, and its last attempt (or the last
+        attempt of the handle it was reopened from) failed within ``connect_timeout_s``."""
+        failed = self._unreached_error
+        return (
+            not self._reached
+            and failed is not None
+            and time.monotonic() < failed[0] + self.connect_timeout_s
+        )
 
     @property
     def local(self) -> Store:
@@ -325,17 +337,32 @@ class PostgresStore(Store):
         reached fails at once too, unless this handle has reached it before (a restart,
         a dropped connection): then it tries again until ``deadline`` (nothing has been
         done on the server yet, so trying again is safe). Within
-        :func:`~skillrt.store.base.patience`, ``deadline`` is at most its bound.
+        :func:`~skillrt.store.base.patience`, ``deadline`` is at most what is left of
+        its budget (none left: ``StoreUnavailable`` at once).
         """
+        with store_wait() as bound:
+            if bound is not None:
+                if bound <= time.monotonic():
+                    raise self._too_late()
+                deadline = min(deadline, bound)
+            return self._acquire_by(deadline, prepare, patient=bound is not None)
+
+    def _too_late(self) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"the state store {self.location} did not answer in time (skillrt went on without it)",
+            url=self.location,
+            retryable=True,
+        )
+
+    def _acquire_by(
+        self, deadline: float, prepare: Callable[[Any], None] | None, *, patient: bool
+    ) -> Any:
         pool = self._get_pool()
         psycopg = driver()
-        bound = patience_deadline()
-        if bound is not None:
-            deadline = min(deadline, bound)
         delay = 0.05
         while True:
             try:
-                conn = self._connect(deadline, bound is not None)
+                conn = self._connect(deadline, patient)
             except StoreMisconfigured:
                 raise
             except StoreUnavailable:
@@ -474,7 +501,7 @@ class PostgresStore(Store):
         )
 
     def schema_version(self) -> int:
-        with self._borrow() as conn:
+        with store_wait(), self._borrow() as conn:
             return self._read_version(conn)
 
     # -- lifecycle -------------------------------------------------------------------
@@ -492,6 +519,7 @@ class PostgresStore(Store):
             connect_timeout_s=self.connect_timeout_s,
         )
         other._reached = self._reached  # the server was there: a failure now is a restart
+        other._unreached_error = self._unreached_error  # it was not: fail as fast as this one
         return other
 
     def close(self) -> None:

@@ -11,8 +11,9 @@ lock wait is ``telemetry.write_timeout_ms``. So:
   ``give_up_s``, or that overflow the queue, go to this machine's outbox
   (:mod:`skillrt.telemetry.outbox`), and so do the events still queued when the writer
   is closed (after a flush bounded by ``close(timeout_s)``, skipped while the store is
-  known to be unreachable). A writer that reaches the store writes the outbox's events
-  (at start, when the store comes back, and every ``DRAIN_INTERVAL_S`` while some wait);
+  known to be unreachable: never reached, its last attempt failed). A writer that
+  reaches the store writes the outbox's events (at start, when the store comes back,
+  and every ``DRAIN_INTERVAL_S`` while some wait);
 - a read-only or broken store (an error that retrying cannot cure) costs the events
   at once (with a warning, counted as lost in the outbox), never a route;
 - writes are idempotent (a batch retried after an unanswered commit, or written from
@@ -216,12 +217,14 @@ class RouteEventWriter:
 
     def close(self, timeout_s: float = DEFAULT_CLOSE_S) -> None:
         """Flush (bounded by ``timeout_s``; not at all while the store is known to be
-        unreachable), keep what is left in the outbox, then stop the writer thread."""
+        unreachable: a server never reached whose last attempt failed, or a write that
+        just failed), keep what is left in the outbox, then stop the writer thread."""
         atexit.unregister(self._atexit)
         with self._cond:
             if self._closed:
                 return
-        self.flush(timeout_s, while_reachable=True)
+        if not self._store.unreachable:
+            self.flush(timeout_s, while_reachable=True)
         with self._cond:
             self._closed = True
             # Events being written are kept too: if that write succeeds after all, the
