@@ -380,3 +380,96 @@ def test_closing_the_event_writer_skips_the_flush_on_a_store_never_reached(
     assert not closer.is_alive(), "close() waited for a server it never reached"
     assert writer.outbox is not None and writer.outbox.pending() == 1
     store.close()
+
+
+def _server_pids(folder: str) -> list[int]:
+    """The postmaster of the test cluster and every process it started (its backends)."""
+    postmaster = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
+    children = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
+                children.append(int(entry))
+    return [postmaster, *children]
+
+
+@pytest.fixture
+def stopped_server(postgres_url: str) -> Iterator[Any]:
+    """``stop()`` freezes the whole test server (SIGSTOP: the postmaster and its
+    backends, so a connection already open gets no answer either); it runs again
+    after the test, whatever happened."""
+    folder = os.environ.get("SKILLRT_PG_DIR")
+    if not folder or not os.path.isdir("/proc"):
+        pytest.skip("needs SKILLRT_PG_DIR (set by `.ci/postgres.sh start`) and /proc")
+    stopped: list[int] = []
+
+    def stop() -> None:
+        for pid in _server_pids(folder):
+            os.kill(pid, signal.SIGSTOP)
+            stopped.append(pid)
+
+    yield stop
+    for pid in reversed(stopped):
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
+
+
+def test_a_statement_on_an_open_connection_ends_with_the_budget(
+    postgres_url: str, stopped_server: Any, tmp_path: Path
+) -> None:
+    """The connection is open and pooled when the server stops answering (a frozen
+    server still acknowledges TCP, so no keepalive notices): a read within a budget
+    ends with it (the connection is cut) instead of waiting for the server; the handle
+    works again once the server does."""
+    from skillrt.store.base import patience
+
+    store = PostgresStore(postgres_url, cache_path=tmp_path / "c.db")
+    try:
+        assert skill_state.disabled_names(store) == frozenset()  # connected, pooled
+        stopped_server()
+        outcome: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                with patience(0.5):
+                    skill_state.disabled_names(store)
+            except BaseException as exc:
+                outcome.append(exc)
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(60)  # without the cut it waits for the server, here for good
+        assert not reader.is_alive(), "the statement waited on a frozen server"
+        assert isinstance(outcome[0], StoreUnavailable)
+        assert "did not answer in time" in outcome[0].message
+    finally:
+        for pid in _server_pids(os.environ["SKILLRT_PG_DIR"]):
+            os.kill(pid, signal.SIGCONT)
+        store.close()
+
+
+def test_connections_send_keepalives(postgres_url: str, tmp_path: Path) -> None:
+    """Over TCP, a connection gives up on a peer that stops acknowledging within a few
+    connect timeouts (keepalives, tcp_user_timeout, from connect_timeout_s); settings
+    the URL gives itself win. Read back from the live connection's libpq settings."""
+    for url, idle, user_timeout in (
+        (postgres_url, "2", "8000"),
+        (with_url(postgres_url, keepalives_idle="60", tcp_user_timeout="0"), "60", "0"),
+    ):
+        store = PostgresStore(url, cache_path=tmp_path / "c.db", connect_timeout_s=1.5)
+        try:
+            assert skill_state.disabled_names(store) == frozenset()
+            assert store._pool is not None
+            (conn,) = store._pool._idle
+            settings = conn.info.get_parameters()
+        finally:
+            store.close()
+        assert settings["keepalives"] == "1" and settings["keepalives_count"] == "3"
+        assert settings["keepalives_idle"] == idle and settings["keepalives_interval"] == "2"
+        assert settings["tcp_user_timeout"] == user_timeout

@@ -50,7 +50,7 @@ from skillrt.store.base import (
     Store,
     store_wait,
 )
-from skillrt.store.pgpool import ConnectionPool, driver
+from skillrt.store.pgpool import ConnectionPool, bounded, driver, too_late
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 
 if TYPE_CHECKING:
@@ -160,9 +160,10 @@ class PgConnection(Connection):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         psycopg = driver()
         try:
-            cursor: Cursor = (
-                self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
-            )
+            with store_wait() as bound, bounded(self.raw, bound, self._location):
+                cursor: Cursor = (
+                    self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
+                )
         except psycopg.Error as exc:
             raise _translate(exc, self._location) from exc
         return cursor
@@ -170,7 +171,11 @@ class PgConnection(Connection):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         psycopg = driver()
         try:
-            with self.raw.cursor() as cur:
+            with (
+                store_wait() as bound,
+                bounded(self.raw, bound, self._location),
+                self.raw.cursor() as cur,
+            ):
                 cur.executemany(_pg_sql(sql), list(rows))
         except psycopg.Error as exc:
             raise _translate(exc, self._location) from exc
@@ -189,12 +194,13 @@ class _AutoConnection(Connection):
         retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
         store = self._store
         deadline = time.monotonic() + store.retry_s
-        with store_wait():
+        with store_wait() as bound:
             while True:
                 with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
                     try:
-                        cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
-                        rows = cur.fetchall() if cur.description is not None else []
+                        with bounded(raw, bound, store.location):
+                            cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
+                            rows = cur.fetchall() if cur.description is not None else []
                         return _Result(rows, cur.rowcount, cur.description)
                     except psycopg.OperationalError as exc:
                         if not (retry and raw.broken and time.monotonic() < deadline):
@@ -343,26 +349,19 @@ class PostgresStore(Store):
         with store_wait() as bound:
             if bound is not None:
                 if bound <= time.monotonic():
-                    raise self._too_late()
+                    raise too_late(self.location)
                 deadline = min(deadline, bound)
-            return self._acquire_by(deadline, prepare, patient=bound is not None)
-
-    def _too_late(self) -> StoreUnavailable:
-        return StoreUnavailable(
-            f"the state store {self.location} did not answer in time (skillrt went on without it)",
-            url=self.location,
-            retryable=True,
-        )
+            return self._acquire_by(deadline, prepare, bound)
 
     def _acquire_by(
-        self, deadline: float, prepare: Callable[[Any], None] | None, *, patient: bool
+        self, deadline: float, prepare: Callable[[Any], None] | None, bound: float | None
     ) -> Any:
         pool = self._get_pool()
         psycopg = driver()
         delay = 0.05
         while True:
             try:
-                conn = self._connect(deadline, patient)
+                conn = self._connect(deadline, bound is not None)
             except StoreMisconfigured:
                 raise
             except StoreUnavailable:
@@ -372,10 +371,11 @@ class PostgresStore(Store):
                 delay = min(1.0, delay * 2)
                 continue
             try:
-                if not self._migrated:
-                    self._migrate(conn)
-                if prepare is not None:
-                    prepare(conn)
+                with bounded(conn, bound, self.location):
+                    if not self._migrated:
+                        self._migrate(conn)
+                    if prepare is not None:
+                        prepare(conn)
                 return conn
             except StoreUnavailable:
                 pool.put(conn)
@@ -430,12 +430,14 @@ class PostgresStore(Store):
         except BaseException:
             if not raw.broken:
                 try:
-                    raw.execute("ROLLBACK")
-                except psycopg.Error:
+                    with store_wait() as bound, bounded(raw, bound, self.location):
+                        raw.execute("ROLLBACK")
+                except (psycopg.Error, StoreUnavailable):
                     pass  # the server rolls back a transaction whose connection is gone
             raise
         try:
-            raw.execute("COMMIT")
+            with store_wait() as bound, bounded(raw, bound, self.location):
+                raw.execute("COMMIT")
         except psycopg.Error as exc:
             raise _translate(exc, self.location) from exc
 
@@ -501,7 +503,7 @@ class PostgresStore(Store):
         )
 
     def schema_version(self) -> int:
-        with store_wait(), self._borrow() as conn:
+        with store_wait() as bound, self._borrow() as conn, bounded(conn, bound, self.location):
             return self._read_version(conn)
 
     # -- lifecycle -------------------------------------------------------------------
