@@ -473,3 +473,113 @@ def test_connections_send_keepalives(postgres_url: str, tmp_path: Path) -> None:
         assert settings["keepalives"] == "1" and settings["keepalives_count"] == "3"
         assert settings["keepalives_idle"] == idle and settings["keepalives_interval"] == "2"
         assert settings["tcp_user_timeout"] == user_timeout
+
+
+@pytest.fixture
+def own_database(postgres_url: str) -> Iterator[str]:
+    """A database of the test's own (its URL), dropped afterwards."""
+    import psycopg
+
+    name = f"refusing_{os.getpid()}"
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    yield with_url(postgres_url, path=f"/{name}")
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_a_refusal_after_the_server_was_reached_is_retried_not_misconfigured(
+    postgres_url: str, own_database: str, tmp_path: Path
+) -> None:
+    """A worker's handle reached its database; then the server refuses new connections
+    for a while with a FATAL no list of transient words has (here: the database stops
+    accepting connections, as an operator or a failover does). The handle waits for it
+    within retry_s, as for a restart, instead of failing for good with E_STORE_CONFIG."""
+    import psycopg
+
+    folder = os.environ.get("SKILLRT_PG_DIR")
+    if not folder:
+        pytest.skip("needs SKILLRT_PG_DIR (its server.log)")
+    log = Path(folder) / "server.log"
+    name = urlsplit(own_database).path.lstrip("/")
+    store = PostgresStore(own_database, cache_path=tmp_path / "c.db", retry_s=60)
+    try:
+        assert skill_state.disabled_names(store) == frozenset()  # reached
+        seen = len(log.read_text(errors="replace"))
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s",
+                (name,),
+            )
+        outcome: list[Any] = []
+
+        def write() -> None:
+            try:
+                skill_state.set_enabled(store, "pdf-tools", False)
+                outcome.append("written")
+            except Exception as exc:
+                outcome.append(exc)
+
+        writer = threading.Thread(target=write, daemon=True)
+        writer.start()
+        refused = f'database "{name}" is not currently accepting connections'
+        wait_until = time.monotonic() + 60  # a safety net, not a bound
+        while refused not in log.read_text(errors="replace")[seen:] and writer.is_alive():
+            assert time.monotonic() < wait_until, "the server never refused"
+            time.sleep(0.05)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true')
+        writer.join(60)
+        assert outcome == ["written"]
+        assert skill_state.disabled_names(store) == frozenset({"pdf-tools"})
+    finally:
+        store.close()
+
+
+def test_a_never_reached_database_refusing_connections_is_still_a_config_error(
+    postgres_url: str, own_database: str, tmp_path: Path
+) -> None:
+    import psycopg
+
+    name = urlsplit(own_database).path.lstrip("/")
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false')
+    store = PostgresStore(own_database, cache_path=tmp_path / "c.db", retry_s=600)
+    with pytest.raises(StoreMisconfigured) as exc:
+        skill_state.disabled_names(store)
+    assert "not currently accepting connections" in exc.value.message
+    store.close()
+
+
+def test_connection_failures_are_told_apart_by_sqlstate_then_by_words() -> None:
+    """The driver's SQLSTATE decides when it gives one (whatever language the words
+    are in); without one, PostgreSQL 14's wording of a server not accepting
+    connections is transient too."""
+    import psycopg
+    from psycopg import errors
+
+    from skillrt.store.pgpool import classify
+
+    def kind(exc: BaseException) -> str:
+        return classify(exc, "postgresql://x", 3.0).code
+
+    german = "FATAL:  das Datenbanksystem fährt herunter"
+    assert kind(errors.lookup("57P03")(german)) == "E_STORE_UNAVAILABLE"
+    assert kind(errors.lookup("53300")(f"FATAL:  {german}")) == "E_STORE_UNAVAILABLE"
+    assert kind(errors.lookup("3D000")("FATAL:  Datenbank »x« existiert nicht")) == (
+        "E_STORE_CONFIG"
+    )
+    assert kind(errors.lookup("28P01")("FATAL:  password authentication failed")) == (
+        "E_STORE_CONFIG"
+    )
+    pg14 = (
+        'connection failed: connection to server on socket "/tmp/.s.PGSQL.5432" failed: '
+        "FATAL:  the database system is not accepting connections\n"
+        "DETAIL:  Hot standby mode is disabled."
+    )
+    assert kind(psycopg.OperationalError(pg14)) == "E_STORE_UNAVAILABLE"
+    assert kind(psycopg.OperationalError('FATAL:  database "x" does not exist')) == (
+        "E_STORE_CONFIG"
+    )

@@ -7,7 +7,9 @@ server's own words, and nothing retries or logs behind its back:
 - :class:`~skillrt.errors.StoreMisconfigured` (``E_STORE_CONFIG``, not retryable): the
   server refused this configuration (no such database or role, failed authentication,
   an unknown option) or the URL cannot be used at all (malformed, a bad ``sslmode``,
-  an unknown host). Trying again changes nothing.
+  an unknown host). Trying again changes nothing. (Told by the error's SQLSTATE when
+  there is one, else by its words; a handle that reached its server before treats any
+  refusal as the next kind.)
 - :class:`~skillrt.errors.StoreUnavailable` (``E_STORE_UNAVAILABLE``, retryable): the
   server cannot be reached (refused, no socket, starting up, full) or did not answer
   within ``connect_timeout_s``.
@@ -46,6 +48,7 @@ _TRANSIENT = (
     "the database system is shutting down",
     "the database system is in recovery mode",
     "not yet accepting connections",
+    "not accepting connections",  # PostgreSQL 14+: "the database system is not ..."
     "too many clients",
     "connection slots are reserved",
     "terminating connection",
@@ -53,6 +56,10 @@ _TRANSIENT = (
     "temporary failure in name resolution",
     "server closed the connection unexpectedly",
 )
+#: SQLSTATE classes of a server that cannot serve now: connection exceptions,
+#: insufficient resources (too many clients), operator intervention (shutting down,
+#: starting up), system errors. Any other SQLSTATE refuses the configuration.
+_TRANSIENT_CLASSES = ("08", "53", "57", "58")
 #: Failures that only a change of configuration cures (besides any ``FATAL`` the
 #: server answers at startup, which refuses who or what was asked for).
 _PERMANENT = (
@@ -97,14 +104,22 @@ def _detail(exc: BaseException) -> str:
 
 
 def classify(exc: BaseException, location: str, timeout_s: float) -> StoreError:
-    """The store error a failed connection attempt is (see the module docstring)."""
+    """The store error a failed connection attempt is (see the module docstring): by
+    the error's SQLSTATE when the driver gives one, else by libpq's and the server's
+    words (English; a server answering in another language is told apart only by a
+    handle that reached it before: :class:`~skillrt.store.postgres.PostgresStore`
+    retries it)."""
     psycopg = driver()
     detail = _detail(exc)
     lowered = str(exc).lower()
-    permanent = isinstance(exc, psycopg.ProgrammingError) or (
-        not any(t in lowered for t in _TRANSIENT)
-        and ("fatal:" in lowered or any(p in lowered for p in _PERMANENT))
-    )
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate:
+        permanent = not sqlstate.startswith(_TRANSIENT_CLASSES)
+    else:
+        permanent = isinstance(exc, psycopg.ProgrammingError) or (
+            not any(t in lowered for t in _TRANSIENT)
+            and ("fatal:" in lowered or any(p in lowered for p in _PERMANENT))
+        )
     if permanent:
         return StoreMisconfigured(
             f"state store {location} refused the connection: {detail} "

@@ -18,7 +18,9 @@ same handle fail at once for ``connect_timeout_s``). Once it has reached it, a s
 restart or a dropped connection is survived: a connection that fails before its
 transaction did anything is replaced and the transaction begins again, for up to
 ``retry_s``; one that fails inside a transaction rolls it back (the server does) and
-raises ``StoreUnavailable``, so the caller decides.
+raises ``StoreUnavailable``, so the caller decides. A refusal such a handle meets (the
+server shutting down or not accepting connections, in words of any language) is
+``StoreUnavailable`` too: the configuration worked before.
 
 The driver is optional (``pip install skillrt[postgres]``) and imported on first use.
 """
@@ -332,6 +334,19 @@ class PostgresStore(Store):
             if not self._reached:
                 self._unreached_error = (time.monotonic(), exc)
             raise
+        except StoreMisconfigured as exc:
+            if not self._reached:
+                raise
+            # It took this configuration before: what refuses it now is a server being
+            # restarted, shut down or reconfigured (or one answering in a language
+            # the words were not matched in); retried like an unreachable server.
+            detail = exc.context.get("detail") or exc.message
+            raise StoreUnavailable(
+                f"cannot reach the state store {self.location}: {detail}",
+                url=self.location,
+                retryable=True,
+                detail=detail,
+            ) from exc
         self._reached = True
         self._unreached_error = None
         return conn
