@@ -270,9 +270,22 @@ class PhaseSteps(ABC):
         ran: dict[str, Any] = runner.describe()
         before = _stamp(path)
         timeout = prepared.call.timeout_s or self.settings.default_timeout_s
+        # The memory file is put in place as soon as the runner returns, before its
+        # execution is recorded: a store failing then (E_STORE_UNAVAILABLE) loses no
+        # reply, and resume verifies the file instead of running the agent again.
+        delivered: list[str | Exception] = []
+
+        def deliver(result: RunnerResult) -> None:
+            try:
+                delivered.append(
+                    self._deliver(run_id, folder, prec.memory_file, before, result, runner)
+                )
+            except Exception as exc:  # raised below, once the runner call has ended
+                delivered.append(exc)
+
         try:
             with watch_spawns(self._agent_recorder(run_id, phase.id, timeout)):
-                result = self.agents.run(prepared)
+                result = self.agents.run(prepared, on_result=deliver)
         except RunnerError as exc:
             err = PhaseRunFailed(
                 f"phase {phase.id}: the agent's runner failed: {exc.message}",
@@ -283,7 +296,11 @@ class PhaseSteps(ABC):
             )
             self._mark_failed(rec, phase, err, runner={**ran, "error": exc.code})
             raise err from exc
-        source = self._deliver(run_id, folder, prec.memory_file, before, result, runner)
+        if not delivered:  # an agents implementation that does not call on_result
+            deliver(result)
+        source = delivered[-1]
+        if isinstance(source, Exception):
+            raise source
         ran.update(_ran(result, source))
         self._point(f"phase:{phase.id}:written", run_id)
         try:
