@@ -19,6 +19,7 @@ starts a phase's agent beside a live earlier one (:meth:`PhaseSteps._settle_agen
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import time
 from abc import ABC, abstractmethod
@@ -56,6 +57,8 @@ if TYPE_CHECKING:
     from skillrt.orchestration.protocol import EngineSettings, RunnerFactory
 
 __all__ = ["PhaseSteps", "RunnerSlot", "file_io"]
+
+log = logging.getLogger(__name__)
 
 #: Verification failures another attempt of the phase can fix (it gets one, with the
 #: reason in its prompt). ``blocked`` is the agent's own answer; the others are the
@@ -146,11 +149,13 @@ class PhaseSteps(ABC):
     def _settle_agent(self, rec: RunRecord, prec: PhaseRecord) -> None:
         """Never run a phase beside a live earlier agent of it (one a killed worker left).
 
-        Gone: nothing to do. Alive on this host: an agent that writes files may still
-        finish its memory file, so it gets up to ``orphan_wait_s``; then (at once for
-        one that returns text, whose reply has no reader left) its process group is
-        ended. Alive on another host, or not ours to end: :class:`WorkflowAgentRunning`
-        until its lease (the phase's timeout) runs out.
+        Gone: its record is cleared. Alive on this host: an agent that writes files may
+        still finish its memory file, so it gets up to ``orphan_wait_s``; then (at once
+        for one that returns text, whose reply has no reader left) its process group is
+        ended. Alive on another host, not ours to end, or not told apart from a process
+        that took its group id over (no ``/proc`` to read the leader's start time):
+        :class:`WorkflowAgentRunning` until its lease (the phase's timeout) runs out.
+        Whenever the record is cleared, ``agent_settled`` says how (``ended``).
         """
         if not prec.agent_process:
             return
@@ -171,21 +176,39 @@ class PhaseSteps(ABC):
                 lease_expires_in_s=round(left, 3) if left is not None else None,
             )
 
-        if not agent.local:
-            if left is not None and left <= 0:
-                return  # its lease ran out: whatever it was doing, it may not write now
-            raise refuse("runs on another host")
-        if not group_alive(agent):
-            return
-        wait = self.settings.orphan_wait_s if agent.writes_files else 0.0
-        deadline = time.monotonic() + max(0.0, wait)
-        while group_alive(agent) and time.monotonic() < deadline:
-            time.sleep(0.05)
         ended = False
-        if group_alive(agent):
-            if not end_group(agent.pgid, grace_s=self.settings.kill_grace_s):
-                raise refuse("cannot be ended from this process")
-            ended = True
+        earlier = f"the phase's earlier agent (process group {agent.pgid})"
+        if not agent.local:
+            if left is None or left > 0:
+                raise refuse("runs on another host")
+            # Its lease ran out: whatever it was doing, it may not write now.
+            how = f"the lease of {earlier} on {agent.host} ran out"
+        elif not group_alive(agent):
+            how = f"{earlier} finished"
+        else:
+            wait = max(0.0, self.settings.orphan_wait_s if agent.writes_files else 0.0)
+            if wait:
+                log.warning(
+                    "phase %s of run %s: its earlier agent (process group %d), left running "
+                    "by a killed worker, still runs; waiting up to %g s for it to finish its "
+                    "memory file",
+                    prec.phase_id, rec.run_id, agent.pgid, wait,
+                )  # fmt: skip
+            deadline = time.monotonic() + wait
+            while group_alive(agent) and time.monotonic() < deadline:
+                time.sleep(0.05)
+            if group_alive(agent):
+                if agent.start is None:
+                    raise refuse(
+                        "cannot be told apart from a process that took its group id over "
+                        "(no /proc to read its start time from), so it is not ended"
+                    )
+                if not end_group(agent.pgid, grace_s=self.settings.kill_grace_s):
+                    raise refuse("cannot be ended from this process")
+                ended = True
+                how = f"ended {earlier} that a killed worker left running"
+            else:
+                how = f"{earlier} finished"
         self.store.record_agent(rec.run_id, prec.phase_id, None, owner=self._owner)
         self._emit(
             rec.run_id,
@@ -195,12 +218,7 @@ class PhaseSteps(ABC):
             step=5,
             phase_id=prec.phase_id,
             agent=prec.agent,
-            directive=(
-                f"ended the phase's earlier agent (process group {agent.pgid}) that a killed "
-                "worker left running"
-                if ended
-                else f"the phase's earlier agent (process group {agent.pgid}) finished"
-            ),
+            directive=how,
             extra={"pgid": agent.pgid, "ended": ended},
         )
 

@@ -239,8 +239,10 @@ class WorkflowEngine(PhaseSteps):
         """Verify ``phase_id``'s memory file and move the FSM on (seed 002 advance_phase).
 
         Blocks with :class:`MemoryVerificationFailed` when the file is missing, empty or
-        not completed; nothing changes then. In manual mode the next phase's directive
-        (or the completion) follows; in runner mode ``resume`` runs the next phase.
+        not completed; nothing changes then. A live earlier agent of the phase (a killed
+        worker's) is settled first, as :meth:`resume` does. In manual mode the next
+        phase's directive (or the completion) follows; in runner mode ``resume`` runs the
+        next phase.
         """
         owner = self._claimant()
         self.store.claim(run_id, owner)
@@ -268,6 +270,9 @@ class WorkflowEngine(PhaseSteps):
                     phase_id=phase_id,
                 ) from None
             check_phase(prec.state, PhaseState.VERIFIED, run_id=run_id, phase_id=phase_id)
+            # An agent a killed worker left running may still write the file: it is
+            # waited for or ended first (or advance refuses), as resume does.
+            self._settle_agent(rec, prec)
             spec = self._spec(rec)
             folder = self._folder(rec)
             try:
