@@ -1,5 +1,6 @@
-"""What one daemon holds, and how much: the state folder's lock (one daemon per state)
-and the cap on connections served at once.
+"""What one daemon holds, and how much: the state folder's lock (one daemon per state),
+the caps on connections served at once (and on those not authenticated yet), and the
+time a client has to send its first request.
 
 The lock is an exclusive ``flock`` on ``<state>/skillrt.daemon.lock``, released by the
 kernel when the process ends, however it ends; the holder's pid is written in it for
@@ -22,11 +23,21 @@ from typing import Any
 from skillrt.daemon.protocol import error_reply, reply_line
 from skillrt.errors import DaemonBusy, DaemonStartError
 
-__all__ = ["MAX_CONNECTIONS", "Capped", "StateLock", "read_json"]
+__all__ = [
+    "MAX_CONNECTIONS",
+    "MAX_UNAUTHENTICATED",
+    "Capped",
+    "StateLock",
+    "read_json",
+    "read_line_by",
+]
 
 #: Most connections served at once; one more is answered ``E_BUSY`` and closed (each
 #: costs a thread and a file descriptor: 373 unauthenticated ones used them all up).
 MAX_CONNECTIONS = 64
+#: Most TCP connections at once that have not sent the token yet: clients that do not
+#: authenticate never take the slots of those that did.
+MAX_UNAUTHENTICATED = 16
 
 
 class StateLock:
@@ -84,10 +95,32 @@ def read_json(path: Path | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def read_line_by(rfile: Any, sock: socket.socket, deadline: float, limit: int) -> bytes:
+    """One line (up to ``limit`` bytes) from buffered ``rfile`` over ``sock``, all of it
+    by ``deadline`` (a ``time.monotonic()``): a socket timeout bounds one read only, so
+    a client sending a byte now and then would otherwise hold the connection for good.
+    Raises ``TimeoutError`` past the deadline; returns what came before EOF."""
+    line = bytearray()
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("no complete request line in time")
+        sock.settimeout(left)
+        data = rfile.peek(1)  # what is buffered, or one read from the socket
+        if not data:
+            return bytes(line)
+        end = data.find(b"\n")
+        take = min(len(data) if end < 0 else end + 1, limit - len(line))
+        line += rfile.read(take)  # buffered already: no wait
+        if line.endswith(b"\n") or len(line) >= limit:
+            return bytes(line)
+
+
 class Capped(socketserver.ThreadingMixIn):
-    """At most :data:`MAX_CONNECTIONS` connections at once (one more is told ``E_BUSY``
-    and closed), and an accept loop that backs off instead of spinning when the
-    process runs out of file descriptors."""
+    """At most :data:`MAX_CONNECTIONS` connections at once, and of them at most
+    ``max_unauthenticated`` not authenticated yet (on a server whose clients must send a
+    token: ``needs_token``); one more is told ``E_BUSY`` and closed. The accept loop
+    backs off instead of spinning when the process runs out of file descriptors."""
 
     daemon_threads = True
     block_on_close = False
@@ -95,10 +128,14 @@ class Capped(socketserver.ThreadingMixIn):
     #: makes a burst of hooks fail to connect with EAGAIN).
     request_queue_size = 128
     max_connections = MAX_CONNECTIONS
+    max_unauthenticated = MAX_UNAUTHENTICATED
+    #: Clients authenticate (send the token) with their first request.
+    needs_token = False
     socket: socket.socket
 
     def _init_cap(self) -> None:
         self._active: set[Any] = set()
+        self._unauthenticated: set[Any] = set()
         self._active_lock = threading.Lock()
 
     def get_request(self) -> tuple[Any, Any]:
@@ -113,16 +150,28 @@ class Capped(socketserver.ThreadingMixIn):
 
     def verify_request(self, request: Any, client_address: Any) -> bool:
         with self._active_lock:
-            if len(self._active) < self.max_connections:
+            if len(self._active) >= self.max_connections:
+                why = f"over {self.max_connections} connections at once"
+            elif self.needs_token and len(self._unauthenticated) >= self.max_unauthenticated:
+                why = f"over {self.max_unauthenticated} connections waiting to authenticate"
+            else:
                 self._active.add(request)
+                if self.needs_token:
+                    self._unauthenticated.add(request)
                 return True
-        err = DaemonBusy(f"over {self.max_connections} connections at once; try again later")
+        err = DaemonBusy(f"{why}; try again later")
         with contextlib.suppress(OSError):
             request.setblocking(False)
             request.send(reply_line(error_reply(None, err)))
         return False  # closed by the caller
 
+    def authenticated(self, request: Any) -> None:
+        """``request``'s client sent the token: it no longer counts as waiting to."""
+        with self._active_lock:
+            self._unauthenticated.discard(request)
+
     def shutdown_request(self, request: Any) -> None:
         with self._active_lock:
             self._active.discard(request)
+            self._unauthenticated.discard(request)
         super().shutdown_request(request)  # type: ignore[misc]

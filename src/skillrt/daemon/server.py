@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
-from skillrt.daemon.limits import Capped, StateLock, read_json
+from skillrt.daemon.limits import Capped, StateLock, read_json, read_line_by
 from skillrt.daemon.protocol import error_reply, reply_line
 from skillrt.errors import (
     DaemonMismatch,
@@ -469,9 +469,10 @@ def _clear_stale_socket(path: str) -> None:
 class _Handler(socketserver.StreamRequestHandler):
     """One connection: read lines, answer each, until EOF, an error or a timeout.
 
-    A TCP connection is closed unless its first request comes within
-    :data:`AUTH_TIMEOUT_S` and carries the token; after that it may idle
-    :data:`IDLE_TIMEOUT_S` between requests, like a Unix socket's.
+    A TCP connection is closed unless its first request comes, whole, within
+    :data:`AUTH_TIMEOUT_S` of the connection (however slowly it trickles in) and
+    carries the token; after that it may idle :data:`IDLE_TIMEOUT_S` between requests,
+    like a Unix socket's.
     """
 
     timeout = IDLE_TIMEOUT_S
@@ -481,11 +482,14 @@ class _Handler(socketserver.StreamRequestHandler):
         daemon = self.server.daemon
         tcp = isinstance(self.server, _TCPServer)
         trusted = not tcp
-        if tcp:
-            self.connection.settimeout(AUTH_TIMEOUT_S)
+        auth_by = time.monotonic() + AUTH_TIMEOUT_S
+        limit = protocol.MAX_LINE_BYTES + 1
         while True:
             try:
-                line = self.rfile.readline(protocol.MAX_LINE_BYTES + 1)
+                if trusted:
+                    line = self.rfile.readline(limit)
+                else:
+                    line = read_line_by(self.rfile, self.connection, auth_by, limit)
             except (OSError, ValueError):
                 return  # timed out or reset
             if not line:
@@ -504,6 +508,7 @@ class _Handler(socketserver.StreamRequestHandler):
                 if not authorised:
                     return  # answered; a client without the token gets no second try
                 trusted = True
+                self.server.authenticated(self.request)
                 self.connection.settimeout(IDLE_TIMEOUT_S)
 
     def _send(self, reply: dict[str, Any]) -> bool:
@@ -524,6 +529,7 @@ class _UnixServer(Capped, socketserver.UnixStreamServer):
 
 class _TCPServer(Capped, socketserver.TCPServer):
     allow_reuse_address = True
+    needs_token = True
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
         if address[0] != protocol.LOOPBACK:
