@@ -583,3 +583,46 @@ def test_connection_failures_are_told_apart_by_sqlstate_then_by_words() -> None:
     assert kind(psycopg.OperationalError('FATAL:  database "x" does not exist')) == (
         "E_STORE_CONFIG"
     )
+
+
+HOOK_AT_DEADLINE = """
+import os, sys, time
+from skillrt.config import RuntimeConfig
+from skillrt.hooks import entry
+from skillrt.runtime import SkillRuntime
+
+project = sys.argv[1]
+config = RuntimeConfig.from_file(os.path.join(project, "skillrt.yaml"))
+runtime = SkillRuntime(config)
+runtime.route("extract the tables from this pdf")  # its event waits: the store is silent
+run = entry._Run(entry.parse_args(["claude-code"]), time.monotonic())
+run.state_dir = str(config.state_dir)
+run.routing = runtime.routing  # as the hook's in-process work sets it
+run.stage = "working in-process"
+run.expire()  # what the hook's main thread does at the deadline; never returns
+print("expire() returned")
+"""
+
+
+def test_the_hooks_deadline_keeps_its_queued_route_event(
+    silent_server: str, tmp_path: Path, make_skill: Any
+) -> None:
+    """The hook's deadline ends the process at once (os._exit: no exit handlers, no
+    writer close): the route event still queued for a silent store goes to the outbox
+    first, and the log says where, instead of vanishing uncounted."""
+    from skillrt.telemetry.outbox import Outbox
+
+    make_skill("pdf-tools", description="Extract text and tables from PDF files.")
+    (tmp_path / "skillrt.yaml").write_text(
+        f"state:\n  url: '{silent_server}'\n  connect_timeout_s: 600\n  route_wait_s: 0.3\n"
+        "roots: [skills]\nrouting:\n  embedding_backend: hashing\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", HOOK_AT_DEADLINE, str(tmp_path)],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "returned" not in proc.stdout, proc.stderr
+    outbox = Outbox(tmp_path / ".skillrt" / "outbox")
+    assert outbox.pending() == 1 and outbox.lost() == 0
+    log = (tmp_path / ".skillrt" / "hook.log").read_text()
+    assert "deadline of" in log and "working in-process" in log

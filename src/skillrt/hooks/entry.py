@@ -12,7 +12,8 @@ timeout): a daemon that does not answer within ``hook.daemon_timeout_s`` (a thir
 of the deadline) is skipped; the in-process work waits on a shared state store at most
 ``hook.store_wait_s`` (0.5 s) all told, its route event going to the outbox when the
 store is not there; and when the deadline passes anyway, the hook prints nothing,
-logs what it was doing, and exits 0 at once.
+logs what it was doing, keeps a route event still queued in the outbox, and exits 0
+at once.
 
 Options (after the client name): ``--root DIR`` (repeatable), ``--config FILE``,
 ``--state DIR``, ``--socket PATH`` (or ``SKILLRT_SOCKET``), ``--no-daemon``,
@@ -147,6 +148,9 @@ class _Run:
         self.stage = "reading the hook's input"
         self._emit = threading.Lock()
         self._expired = False
+        #: The in-process runtime's routing, once built (its queued route events are
+        #: kept in the outbox if the deadline passes).
+        self.routing: Any = None
 
     def left(self) -> float:
         """Seconds left before the deadline."""
@@ -160,6 +164,11 @@ class _Run:
         budget = self.deadline - self.started
         _log(self.state_dir, f"deadline of {budget:g} s passed while {self.stage}; "
              "nothing more was injected for this prompt")  # fmt: skip
+        if self.routing is not None:  # its queued events, to the outbox (not lost unseen)
+            try:
+                self.routing.abandon_events("the hook's deadline passed")
+            except Exception as exc:  # the process ends now whatever happens
+                _log(self.state_dir, f"route events not kept: {exc}")
         try:
             sys.stdout.flush()
         finally:
@@ -258,6 +267,7 @@ class _Run:
                 config = _config(self.opts, project)
                 roots = flag_roots(self.opts.roots, Path(project))
                 runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))
+                self.routing = runtime.routing
                 try:
                     ctx = runtime.turn_context(
                         prompt, history=history, surface="hook", budget=self.opts.budget

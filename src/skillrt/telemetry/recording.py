@@ -144,6 +144,11 @@ class RecordingRouter:
         """Wait until queued route events are written (True when none is left)."""
         return self._events.flush(timeout_s) if self._events is not None else True
 
+    def abandon_events(self, why: str) -> int:
+        """For a process about to end at once: queued route events to the outbox now,
+        never waiting on the store (:meth:`RouteEventWriter.abandon`)."""
+        return self._events.abandon(why) if self._events is not None else 0
+
     def close(self, timeout_s: float | None = None) -> None:
         """Write the queued route events (waiting at most ``timeout_s``; default the
         writer's; what is left goes to the outbox) and stop the writer."""

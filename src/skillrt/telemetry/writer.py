@@ -133,6 +133,9 @@ class RouteEventWriter:
         #: Events to move to the outbox (overflow), by the writer thread.
         self._overflow: list[_Pending] = []
         self._cond = threading.Condition()
+        #: Held while events are written to the outbox (a process ending at once waits
+        #: for such a write: :meth:`abandon`).
+        self._keeping = threading.Lock()
         self._closed = False
         self._failing = False
         self._overflowing = False
@@ -239,6 +242,34 @@ class RouteEventWriter:
         if not self._thread.is_alive():
             self._store.close()  # else the thread still uses it; the process ends anyway
 
+    def abandon(self, why: str) -> int:
+        """For a process about to end at once (the hook's deadline): keep every event not
+        written yet in the outbox now, or count it lost, without waiting on the store or
+        for the writer thread's write; the writer takes no more events. Returns how many
+        were handed to the outbox."""
+        atexit.unregister(self._atexit)
+        if not self._cond.acquire(timeout=0.5):  # held only for bookkeeping, never I/O
+            log.warning("telemetry: route events not kept (%s): the writer is busy", why)
+            return 0
+        try:
+            self._closed = True
+            left = [*self._overflow, *self._queue, *self._inflight]
+            self._queue.clear()
+            self._overflow = []
+            self._cond.notify_all()
+        finally:
+            self._cond.release()
+        if not left:
+            return 0
+        if not self._keeping.acquire(timeout=0.5):  # a spill in progress: let it finish
+            log.warning("telemetry: %d route event(s) lost (%s)", len(left), why)
+            return 0
+        try:
+            self._keep_now(left, why)
+        finally:
+            self._keeping.release()
+        return len(left)
+
     # -- writer thread ------------------------------------------------------------------
     def _write(self, batch: Sequence[_Pending] | Batch) -> None:
         from skillrt.telemetry.events import write_route_events
@@ -249,6 +280,10 @@ class RouteEventWriter:
 
     def _keep(self, items: list[_Pending], why: str) -> None:
         """Move ``items`` to the outbox (or count them lost when there is none)."""
+        with self._keeping:
+            self._keep_now(items, why)
+
+    def _keep_now(self, items: list[_Pending], why: str) -> None:
         pairs = [(p.event, p.candidates) for p in items]
         kept = self.outbox.spill(pairs, reason=why) if self.outbox is not None else 0
         with self._cond:
