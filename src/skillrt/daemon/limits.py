@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
 import socket
 import socketserver
@@ -20,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from skillrt.daemon.protocol import error_reply, reply_line
+from skillrt.daemon.protocol import error_reply, read_info_file, reply_line
 from skillrt.errors import DaemonBusy, DaemonStartError
 
 __all__ = [
@@ -28,7 +27,6 @@ __all__ = [
     "MAX_UNAUTHENTICATED",
     "Capped",
     "StateLock",
-    "read_json",
     "read_line_by",
 ]
 
@@ -62,7 +60,7 @@ class StateLock:
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
             os.close(fd)
-            info = read_json(self.info_file)
+            info = (read_info_file(self.info_file) if self.info_file else None) or {}
             where = f" at {info['address']}" if info.get("address") else ""
             raise DaemonStartError(
                 f"a daemon (pid {holder}) already serves this state folder{where}; stop "
@@ -82,17 +80,6 @@ class StateLock:
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)
             os.close(fd)  # the lock goes with the descriptor; the file stays (no race)
-
-
-def read_json(path: Path | None) -> dict[str, Any]:
-    """A small JSON object file, or {} (missing, unreadable, not an object)."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def read_line_by(rfile: Any, sock: socket.socket, deadline: float, limit: int) -> bytes:

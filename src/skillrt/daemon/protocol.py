@@ -98,8 +98,14 @@ def info_path(state_dir: str) -> str:
 
 def read_info(state_dir: str) -> dict[str, Any] | None:
     """The running daemon's info file, or None (missing, unreadable or not ours)."""
+    return read_info_file(info_path(state_dir))
+
+
+def read_info_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A daemon info file at ``path``: a JSON object, or None (missing, unreadable, not
+    an object)."""
     try:
-        with open(info_path(state_dir), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             data = fastjson.loads(fh.read())
     except (OSError, ValueError):
         return None

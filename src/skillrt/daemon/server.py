@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
-from skillrt.daemon.limits import Capped, StateLock, read_json, read_line_by
+from skillrt.daemon.limits import Capped, StateLock, read_line_by
 from skillrt.daemon.protocol import error_reply, reply_line
 from skillrt.errors import (
     DaemonMismatch,
@@ -420,9 +420,11 @@ class Daemon:
             with contextlib.suppress(OSError):
                 if _file_id(self.address) == self._socket_id and not _listening(self.address):
                     os.unlink(self.address)
-        if self.info_file is not None and read_json(self.info_file).get("pid") == os.getpid():
-            with contextlib.suppress(OSError):
-                os.unlink(self.info_file)
+        if self.info_file is not None:
+            info = protocol.read_info_file(self.info_file) or {}
+            if info.get("pid") == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.unlink(self.info_file)
         self._lock.release()
 
 

@@ -49,7 +49,7 @@ from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.base import Runner, RunnerResult
 from skillrt.execution.options import RunnerOptions
-from skillrt.execution.processes import notify_spawn
+from skillrt.execution.processes import end_group, notify_spawn
 
 #: Always passed to a command runner (when set in the caller's environment).
 BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")
@@ -272,24 +272,9 @@ class CommandRunner(Runner):
         )
 
     def _kill_group(self, proc: subprocess.Popen[bytes]) -> None:
-        """SIGTERM the whole process group, then SIGKILL after the grace period."""
-        for sig, wait in ((signal.SIGTERM, self.kill_grace_s), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            if wait is None:
-                return
-            try:
-                proc.wait(timeout=wait)
-                # The leader is gone; children may linger in the group: kill them too.
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        """SIGTERM the whole process group, then SIGKILL after the grace period (the
+        caller reaps the leader)."""
+        end_group(proc.pid, grace_s=self.kill_grace_s, reap=proc.poll)
 
 
 def _feed(stdin: IO[bytes], prompt: str) -> None:

@@ -30,6 +30,7 @@ import sys
 import threading
 import time
 
+from skillrt.hooks.budget import DAEMON_SHARE, DEADLINE_S, STORE_WAIT_S
 from skillrt.hooks.clients import EVENTS
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
@@ -45,11 +46,6 @@ LOG_NAME = "hook.log"
 MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
                 "--timeout", "--deadline")  # fmt: skip
-#: Default of ``hook.deadline_s`` (skillrt.config.HookConfig); the daemon's answer is
-#: waited for a third of the deadline unless ``hook.daemon_timeout_s`` says otherwise.
-DEADLINE_S = 3.0
-#: Default of ``hook.store_wait_s``: the in-process work's wait on a shared store.
-STORE_WAIT_S = 0.5
 #: Seconds of the deadline kept for closing (route events to the outbox, the output).
 _RESERVE_S = 0.3
 
@@ -141,7 +137,7 @@ class _Run:
         self.opts = opts
         self.started = started
         self.deadline = started + (opts.deadline or DEADLINE_S)
-        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) / 3
+        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) * DAEMON_SHARE
         self.store_wait = STORE_WAIT_S
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = _state_dir(opts, _project_dir(None))
@@ -240,7 +236,7 @@ class _Run:
         deadline = self.opts.deadline or settings.deadline_s
         self.deadline = self.started + deadline
         if not self.opts.timeout:
-            self.daemon_timeout = settings.daemon_timeout_s or deadline / 3
+            self.daemon_timeout = settings.daemon_timeout_s or deadline * DAEMON_SHARE
         self.store_wait = settings.store_wait_s
 
     def _in_process(
