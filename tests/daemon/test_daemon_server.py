@@ -535,3 +535,52 @@ def test_a_client_trickling_its_first_request_is_cut_off(
             assert client.request("ping")["pong"]
     finally:
         stop(served)
+
+
+def test_a_daemon_lets_the_state_folder_go_only_after_its_last_events(
+    tmp_path: Path, make_skill: Callable[..., Path]
+) -> None:
+    """The state folder's lock is the last thing a stopping daemon lets go: a second
+    daemon that starts the moment it is free finds the first one's event writer closed
+    (its events written or kept), never two writers at once."""
+    from skillrt.config import RoutingConfig, RuntimeConfig
+    from skillrt.daemon.server import Daemon
+    from skillrt.mcp import SkillService, event_writer
+    from skillrt.runtime import SkillRuntime
+    from skillrt.telemetry.events import RouteEvent
+
+    skills = build_skills(tmp_path / "skills", make_skill)
+    state = tmp_path / "state"
+    config = RuntimeConfig(
+        project_dir=tmp_path, state_dir=state, routing=RoutingConfig(embedding_backend="hashing")
+    )
+    runtime = SkillRuntime(config, roots=[skills])
+    service = SkillService(runtime, events=event_writer(runtime), surface="daemon")
+    writer = service.events
+    assert writer is not None
+    daemon = Daemon(
+        service,
+        str(state / "skillrt.sock"),
+        identity={},
+        info_file=state / "skillrt.daemon.json",
+        poll_interval_s=0,
+    )
+    probe = RouteEvent("r", 1.0, "daemon", "default", "h", 1, None, "none", 0, (), {}, "", 1.0)
+    writer_open_at_release: list[bool] = []
+    release = daemon._lock.release
+
+    def watched_release() -> None:
+        writer_open_at_release.append(writer.submit_event(probe, []))  # False once closed
+        release()
+
+    daemon._lock.release = watched_release  # type: ignore[method-assign]
+    server = threading.Thread(
+        target=daemon.serve, kwargs={"warm": False, "ready": lambda d: d.stop()}, daemon=True
+    )
+    server.start()
+    server.join(60)
+    try:
+        assert not server.is_alive()
+        assert writer_open_at_release == [False]
+    finally:
+        runtime.close()

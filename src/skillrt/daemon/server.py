@@ -384,10 +384,14 @@ class Daemon:
         finally:
             self._server.shutdown()
             self._server.server_close()
-            self._cleanup()
             restore()
-            if self.service.events is not None:
-                self.service.events.close()
+            try:
+                if self.service.events is not None:
+                    self.service.events.close()
+            finally:
+                # Last: a second daemon may start once the lock is free, and then this
+                # one must have finished with the state (its events written or kept).
+                self._cleanup()
 
     def stop(self) -> None:
         self._stop.set()

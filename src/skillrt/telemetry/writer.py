@@ -31,7 +31,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,6 +73,20 @@ class _Pending:
     event: RouteEvent
     candidates: list[str]
     first_try: float = 0.0
+
+
+@dataclass
+class _Failed:
+    """What a failed write decided for its events (see ``RouteEventWriter._failed``)."""
+
+    #: Refused for good: counted as lost.
+    dropped: list[_Pending] = field(default_factory=list)
+    #: Waited too long, or no room left: to the outbox.
+    give_up: list[_Pending] = field(default_factory=list)
+    #: Put back in the queue to try again.
+    kept: int = 0
+    warn_drop: bool = False
+    newly_failing: bool = False
 
 
 class RouteEventWriter:
@@ -347,7 +361,7 @@ class RouteEventWriter:
                     item.first_try = now
             failed, error = self._write_batch_or_each(batch)
             recovered = False
-            give_up: list[_Pending] = []
+            outcome = _Failed()
             with self._cond:
                 if self._closed:
                     return  # close() kept this batch in the outbox
@@ -358,16 +372,26 @@ class RouteEventWriter:
                     if not self._queue:
                         self._overflowing = False
                     if self._failing:
-                        log.warning("telemetry: state store writable again; events resumed")
                         self._failing = False
                         recovered = True
                 else:
-                    give_up = self._failed(failed, error)
+                    outcome = self._failed(failed, error)
                 self._cond.notify_all()
-            if give_up:
-                self._keep(give_up, f"the state store was unavailable for {self.give_up_s:g} s")
+            # Files and logs are written with the lock released: a slow disk or a full
+            # stderr pipe must never hold a route that queues an event.
             if recovered:
+                log.warning("telemetry: state store writable again; events resumed")
                 self._drain_at = 0.0  # the store is back: write what waited in the outbox
+            if error is not None:
+                self._report(outcome, error)
+            if outcome.give_up:
+                self._keep(
+                    outcome.give_up, f"the state store was unavailable for {self.give_up_s:g} s"
+                )
+            if outcome.kept:
+                with self._cond:
+                    if not self._closed:
+                        self._cond.wait(0.05)  # back off before retrying
 
     def _write_batch_or_each(
         self, batch: list[_Pending]
@@ -395,47 +419,55 @@ class RouteEventWriter:
                 error = exc
         return failed, (error if failed else None)
 
-    def _failed(self, batch: list[_Pending], error: BaseException) -> list[_Pending]:
-        """Drop what can never be written; put back what may be, oldest first, and
-        return what waited too long (for the outbox). Called holding the lock."""
-        keep: list[_Pending] = []
-        give_up: list[_Pending] = []
+    def _failed(self, batch: list[_Pending], error: BaseException) -> _Failed:
+        """Drop what can never be written; put back what may be, oldest first; say what
+        waited too long (for the outbox). Called holding the lock: only bookkeeping, the
+        caller writes files and logs (:meth:`_report`) once it is released."""
+        out = _Failed()
         final = not isinstance(error, StoreUnavailable)  # read-only, broken: never cured
         now = time.monotonic()
+        keep: list[_Pending] = []
         for item in batch:
             if final or self.read_only:
                 self.dropped += 1
-                if self.outbox is not None:
-                    self.outbox.count_lost(1, f"the state store refused it: {error}")
-                level = logging.DEBUG if self._warned_drop else logging.WARNING
+                out.dropped.append(item)
+            elif now - item.first_try > self.give_up_s:
+                out.give_up.append(item)
+            else:
+                keep.append(item)
+        room = self.max_queue - len(self._queue)
+        if len(keep) > room:  # the queue filled meanwhile: the oldest go to the outbox
+            cut = len(keep) - max(room, 0)
+            out.give_up += keep[:cut]
+            keep = keep[cut:]
+        self._queue.extendleft(reversed(keep))
+        out.kept = len(keep)
+        out.warn_drop = not self._warned_drop
+        if out.dropped:
+            self._warned_drop = True
+        if (keep or out.give_up) and not self._failing:
+            self._failing = True
+            out.newly_failing = True
+        return out
+
+    def _report(self, out: _Failed, error: BaseException) -> None:
+        """Count and log what :meth:`_failed` decided (outside the lock)."""
+        if out.dropped:
+            if self.outbox is not None:
+                self.outbox.count_lost(len(out.dropped), f"the state store refused it: {error}")
+            for n, item in enumerate(out.dropped):
                 log.log(
-                    level,
+                    logging.WARNING if out.warn_drop and n == 0 else logging.DEBUG,
                     "telemetry: route %s was not recorded (state store %s unavailable%s: %s)",
                     item.event.route_id,
                     self.location,
                     ", read-only" if self.read_only else "",
                     error,
                 )
-                self._warned_drop = True
-            elif now - item.first_try > self.give_up_s:
-                give_up.append(item)
-            else:
-                keep.append(item)
-        room = self.max_queue - len(self._queue)
-        if len(keep) > room:  # the queue filled meanwhile: the oldest go to the outbox
-            cut = len(keep) - max(room, 0)
-            give_up += keep[:cut]
-            keep = keep[cut:]
-        self._queue.extendleft(reversed(keep))
-        if keep or give_up:
-            if not self._failing:
-                log.warning(
-                    "telemetry: state store %s is locked or unavailable (%s); route events "
-                    "are queued (routes are unaffected)",
-                    self.location,
-                    error,
-                )
-                self._failing = True
-            if keep:
-                self._cond.wait(0.05)  # back off before retrying
-        return give_up
+        if out.newly_failing:
+            log.warning(
+                "telemetry: state store %s is locked or unavailable (%s); route events "
+                "are queued (routes are unaffected)",
+                self.location,
+                error,
+            )
