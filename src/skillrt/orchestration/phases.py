@@ -301,8 +301,9 @@ class PhaseSteps(ABC):
             except Exception as exc:  # raised below, once the runner call has ended
                 delivered.append(exc)
 
+        started: list[AgentProcess] = []
         try:
-            with watch_spawns(self._agent_recorder(run_id, phase.id, timeout)):
+            with watch_spawns(self._agent_recorder(run_id, phase.id, timeout, started)):
                 result = self.agents.run(prepared, on_result=deliver)
         except RunnerError as exc:
             err = PhaseRunFailed(
@@ -314,6 +315,9 @@ class PhaseSteps(ABC):
             )
             self._mark_failed(rec, phase, err, runner={**ran, "error": exc.code})
             raise err from exc
+        except BaseException:  # interrupted (SIGTERM, Ctrl-C), or the store failed
+            self._forget_ended(run_id, phase.id, started)
+            raise
         if not delivered:  # an agents implementation that does not call on_result
             deliver(result)
         source = delivered[-1]
@@ -329,17 +333,31 @@ class PhaseSteps(ABC):
             raise
         self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, runner=ran)
 
-    def _agent_recorder(self, run_id: str, phase_id: str, timeout_s: float | None) -> SpawnHook:
+    def _agent_recorder(
+        self, run_id: str, phase_id: str, timeout_s: float | None, started: list[AgentProcess]
+    ) -> SpawnHook:
         """Records each agent process group the phase's runner starts, with its lease: the
-        phase timeout (plus the kill grace) from now."""
+        phase timeout (plus the kill grace) from now; and keeps it in ``started``."""
 
         def record(agent: AgentProcess) -> None:
             data = agent.to_dict()
             if timeout_s:
                 data["lease_until"] = time.time() + timeout_s + self.settings.kill_grace_s
             self.store.record_agent(run_id, phase_id, data, owner=self._owner)
+            started.append(agent)
 
         return record
+
+    def _forget_ended(self, run_id: str, phase_id: str, started: list[AgentProcess]) -> None:
+        """An attempt that stops without a transition (interrupted; the store failed)
+        clears its agent's record when the agent is gone (the runner ended it, or it
+        finished): nothing is left for a resume to settle. A live one stays recorded."""
+        if not started or any(group_alive(agent) for agent in started):
+            return
+        try:
+            self.store.record_agent(run_id, phase_id, None, owner=self._owner)
+        except SkillrtError:
+            pass  # the store cannot be written now: the next resume settles the record
 
     def _deliver(
         self,
