@@ -258,8 +258,9 @@ def kill_cycles(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="skillrt-kill-") as tmp:
         agent = Path(tmp) / "text_agent.py"
         agent.write_text(TEXT_AGENT, encoding="utf-8")
-        for n in range(args.kill_cycles):
-            project = Path(tmp) / f"run{n}"
+
+        def project_for(name: str) -> tuple[Path, Path, tuple[str, ...]]:
+            project = Path(tmp) / name
             (project / "pids").mkdir(parents=True)
             (project / "skillrt.yaml").write_text(
                 f"roots:\n  - {skills}\ndiscovery:\n  conventional_roots: false\n"
@@ -274,10 +275,20 @@ def kill_cycles(args: argparse.Namespace) -> int:
                           str(project / "pids"))
             )  # fmt: skip
             start = ("workflow", "start", "develop-feature", "Add CSV export", "--runner-cmd", cmd)
+            return project, trace, start
+
+        window = args.kill_window
+        if window is None:  # one uninterrupted run: kills land while a run goes on
+            project, _trace, start = project_for("calibration")
+            began = time.perf_counter()
+            _cli(project, *start).communicate(timeout=600)
+            window = time.perf_counter() - began
+        for n in range(args.kill_cycles):
+            project, trace, start = project_for(f"run{n}")
             proc = _cli(project, *start)
             run_id = None
             for _ in range(rng.randint(1, 3)):
-                time.sleep(rng.uniform(0.0, args.kill_window))
+                time.sleep(rng.uniform(0.0, window))
                 if proc.poll() is None:
                     os.killpg(proc.pid, signal.SIGKILL)  # skillrt's group, not its agent's
                     kills += 1
@@ -302,8 +313,8 @@ def kill_cycles(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - t0
     print(
         f"kill -9 / resume: {args.kill_cycles} runs of develop-feature on a text-only "
-        f"command, {kills} kills ({mid_agent} while an agent ran), seed {args.seed}, "
-        f"{seconds:.0f} s"
+        f"command, {kills} kills ({mid_agent} while an agent ran) within {window:.1f} s of "
+        f"a command's start, seed {args.seed}, {seconds:.0f} s"
     )
     print(f"  runs completed:                 {completed}/{args.kill_cycles}")
     print(f"  agents started after verified:  {reruns}  (target 0)")
@@ -346,7 +357,13 @@ def main() -> int:
     ap.add_argument("--kill-cycles", type=int, metavar="N", help="kill -9 / resume mode")
     ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--agent-sleep", type=float, default=0.3, metavar="S")
-    ap.add_argument("--kill-window", type=float, default=4.0, metavar="S")
+    ap.add_argument(
+        "--kill-window",
+        type=float,
+        metavar="S",
+        help="kills land within S s of a command's start (default: the time one run takes "
+        "uninterrupted here, measured first: a kill after the run ended kills nothing)",
+    )
     args = ap.parse_args()
     if args.kill_cycles:
         return kill_cycles(args)

@@ -14,7 +14,11 @@ processes, each case timed end to end (process start to exit), ``--runs`` times:
    postmaster is stopped (target: within ``state.route_wait_s``, 0.3 s, of a normal
    one), and every route event written once it is back;
 4. ``skillrt route`` while the server is down (``pg_ctl stop``): answers, its event kept
-   in the outbox and written by the next command (target: no event lost);
+   in the outbox and written by the next command (target: no event lost); and while
+   a server never answers (the listener): answers (target: the same route on SQLite plus
+   ``state.route_wait_s``, 0.3 s, plus 0.5 s of process noise); and the daemon's
+   ``context`` while the whole server is frozen (``SIGSTOP`` of the postmaster and its
+   backends: the daemon's open connections get no answer either; target as in 3);
 5. the Claude Code hook with a stopped daemon (``kill -STOP``), and with no daemon and a
    silent store (target: ``hook.deadline_s``, 3 s, plus the process's start);
 6. ``skillrt route`` with a stopped daemon (target: about 1 s plus in-process routing).
@@ -129,12 +133,29 @@ def postmaster(folder: str) -> int:
 
 
 @contextmanager
-def stopped(pid: int) -> Iterator[None]:
-    os.kill(pid, signal.SIGSTOP)
+def stopped(*pids: int) -> Iterator[None]:
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
     try:
         yield
     finally:
-        os.kill(pid, signal.SIGCONT)
+        for pid in reversed(pids):
+            os.kill(pid, signal.SIGCONT)
+
+
+def server_processes(folder: str) -> list[int]:
+    """The postmaster and every process it started (its backends)."""
+    parent = postmaster(folder)
+    found = [parent]
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry))
+    return found
 
 
 def end_connections(url: str) -> None:
@@ -300,18 +321,28 @@ def bench_daemon_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[st
                 t = time.perf_counter()
                 c.request("context", args, expect=expect)
                 during.append(time.perf_counter() - t)
+        time.sleep(5.5)  # past the 5 s a store that failed is left alone: asked again
+        c.request("context", args, expect=expect)  # reconnected; its connection pooled
+        frozen = []  # its pooled connections kept: a statement on one gets no answer
+        with stopped(*server_processes(pg_dir)):
+            for _ in range(runs):
+                time.sleep(1.1)
+                t = time.perf_counter()
+                c.request("context", args, expect=expect)
+                frozen.append(time.perf_counter() - t)
         deadline = time.monotonic() + 60
-        while route_events(url, schema) < 2 * runs and time.monotonic() < deadline:
+        while route_events(url, schema) < 3 * runs + 1 and time.monotonic() < deadline:
             time.sleep(0.2)
         written = route_events(url, schema)
     target = statistics.median(normal) + 0.3 + 0.2
     return {
         "context, store up": summary(normal, None),
         "context, postmaster stopped": summary(during, target),
+        "context, server frozen": summary(frozen, target),
         "route events written after": {
             "written": written,
-            "routed": 2 * runs,
-            "ok": written == 2 * runs,
+            "routed": 3 * runs + 1,
+            "ok": written == 3 * runs + 1,
         },  # fmt: skip
     }
 
@@ -332,7 +363,7 @@ def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, 
         pg_ctl("up", pg_dir)
     timed(["--json", "route", PROMPT], folder)  # writes the outbox too
     written = route_events(url, schema)
-    return {
+    out: dict[str, Any] = {
         "route, server down": summary(times, None),
         "route events written after": {
             "written": written,
@@ -340,6 +371,25 @@ def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, 
             "ok": written == runs + 2,
         },  # fmt: skip
     }
+    sqlite = project(base, "cli-sqlite")
+    timed(["--json", "route", PROMPT], sqlite)  # the index built once, as for the others
+    baseline = []
+    for _ in range(runs):
+        t, data, _ = timed(["--json", "route", PROMPT], sqlite)
+        assert data and data["plan"]["skills"], data
+        baseline.append(t)
+    out["route, SQLite"] = summary(baseline, None)
+    with silent_listener() as silent:
+        state = f"state:\n  url: '{silent}'\n  connect_timeout_s: 3\n"
+        folder = project(base, "cli-silent", state)
+        timed(["--json", "--state", str(folder / ".skillrt"), "route", PROMPT], folder)  # index
+        times = []
+        for _ in range(runs):
+            t, data, _ = timed(["--json", "route", PROMPT], folder)
+            assert data and data["plan"]["skills"], data
+            times.append(t)
+    out["route, server never answers"] = summary(times, max(baseline) + 0.3 + 0.5)
+    return out
 
 
 def bench_hooks(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, Any]:

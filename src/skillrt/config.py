@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from skillrt.errors import ConfigError
+from skillrt.hooks import budget as hook_budget
 
 # Seed 001 §18, routing defaults.
 DEFAULT_SEMANTIC_TOP_K = 3
@@ -97,22 +98,13 @@ def peek_state_dir(path: Path) -> Path:
 
 def peek_hook(path: Path) -> HookConfig:
     """The ``hook`` section of config file ``path``, read the way :func:`peek_state_dir`
-    reads ``state_dir`` (only this section is checked; :meth:`RuntimeConfig.from_file`
-    checks it the same way)."""
+    reads ``state_dir``: only this section is checked, exactly as
+    :meth:`RuntimeConfig.from_file` checks it."""
     data = _peek(path)
     section = data.get("hook") if isinstance(data, dict) else None
     if section is None:
         return HookConfig()
-    if not isinstance(section, dict):
-        raise ConfigError("'hook': Input should be a mapping", field="hook")
-    values: dict[str, float] = {}
-    for key, value in section.items():
-        if key not in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
-            raise ConfigError(f"'hook.{key}': unknown key", field=f"hook.{key}")
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ConfigError(f"'hook.{key}': Input should be a number", field=f"hook.{key}")
-        values[key] = float(value)
-    hook = HookConfig(**values)
+    hook = build_dataclass(HookConfig, section, "hook", path.parent.resolve())
     check_hook(hook)
     return hook
 
@@ -429,14 +421,14 @@ class HookConfig:
     #: Seconds the hook may take all told, well under the client's own timeout (10 s as
     #: ``skillrt install`` writes it): past it, the hook answers nothing, exits 0 and
     #: logs what it could not do to ``<state_dir>/hook.log``.
-    deadline_s: float = 3.0
+    deadline_s: float = hook_budget.DEADLINE_S
     #: Seconds it waits for the daemon's answer (within the deadline) before it skips
     #: the daemon and works in-process; None: a third of ``deadline_s``.
     daemon_timeout_s: float | None = None
     #: Seconds its in-process work waits on a shared state store, all told (enable
     #: state, stats, writing its route event): past it, it goes on without the store,
     #: logs so, and its event goes to the outbox.
-    store_wait_s: float = 0.5
+    store_wait_s: float = hook_budget.STORE_WAIT_S
 
 
 @dataclass(frozen=True)

@@ -458,9 +458,10 @@ def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
     daemon_project: tuple[Path, Path],
 ) -> None:
     """300 loopback connections that never send a token: the daemon holds at most
-    MAX_CONNECTIONS of them (the rest are told E_BUSY and closed), closes the idle ones
-    within AUTH_TIMEOUT_S, and serves a client with the token afterwards."""
-    from skillrt.daemon.server import MAX_CONNECTIONS
+    MAX_UNAUTHENTICATED of them (the rest are told E_BUSY and closed), closes the idle
+    ones within AUTH_TIMEOUT_S, and meanwhile a client that sent its token is served
+    (the unauthenticated never take its slot); a new one is served afterwards."""
+    from skillrt.daemon.limits import MAX_UNAUTHENTICATED
 
     project, skills = daemon_project
     served = start(project, skills, "--port", "0")
@@ -468,16 +469,20 @@ def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
     try:
         host, port = parse_address(served.address)  # type: ignore[misc]
         before = open_fds(served.proc.pid)
+        trusted = served.client(timeout=60)
+        assert trusted.request("ping")["pong"]  # authenticated before the flood
         for _ in range(300):
             conn = socket.create_connection((host, port), timeout=60)
             idle.append(conn)
+        assert trusted.request("ping")["pong"]  # still served during it
+        trusted.close()
         busy = 0
         for conn in idle:  # every one is answered E_BUSY or closed unauthenticated
             data = conn.makefile("rb").readline()
             if data:
                 assert json.loads(data)["error"]["code"] == "E_BUSY"
                 busy += 1
-        assert busy >= 300 - MAX_CONNECTIONS
+        assert busy >= 300 - MAX_UNAUTHENTICATED
         assert open_fds(served.proc.pid) <= before + 5  # the idle ones were closed
         with served.client(timeout=60) as client:
             assert client.request("ping")["pong"]
@@ -490,3 +495,92 @@ def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
         for conn in idle:
             conn.close()
         stop(served)
+
+
+def test_a_client_trickling_its_first_request_is_cut_off(
+    daemon_project: tuple[Path, Path],
+) -> None:
+    """AUTH_TIMEOUT_S bounds the whole first request, not each read: a client sending a
+    byte every half second (never idle for AUTH_TIMEOUT_S) is cut off long before its
+    request line is complete."""
+    import select
+    import time
+
+    project, skills = daemon_project
+    served = start(project, skills, "--port", "0")
+    try:
+        host, port = parse_address(served.address)  # type: ignore[misc]
+        line = b'{"id": 1, "op": "ping", "token": "' + b"x" * 400 + b'"}\n'
+        sent = 0
+        with socket.create_connection((host, port), timeout=60) as conn:
+            give_up = time.monotonic() + 60  # a safety net: the whole line takes 200 s
+            closed = False
+            while sent < len(line) and time.monotonic() < give_up:
+                try:
+                    conn.sendall(line[sent : sent + 1])
+                except OSError:  # reset: the daemon closed it
+                    closed = True
+                    break
+                sent += 1
+                readable, _, _ = select.select([conn], [], [], 0.5)
+                if readable:
+                    try:
+                        closed = conn.recv(4096) == b""
+                    except OSError:
+                        closed = True
+                    break
+        assert closed, f"the daemon kept a connection that sent {sent} bytes of a request"
+        assert sent < len(line)
+        with served.client(timeout=60) as client:  # others are served as before
+            assert client.request("ping")["pong"]
+    finally:
+        stop(served)
+
+
+def test_a_daemon_lets_the_state_folder_go_only_after_its_last_events(
+    tmp_path: Path, make_skill: Callable[..., Path]
+) -> None:
+    """The state folder's lock is the last thing a stopping daemon lets go: a second
+    daemon that starts the moment it is free finds the first one's event writer closed
+    (its events written or kept), never two writers at once."""
+    from skillrt.config import RoutingConfig, RuntimeConfig
+    from skillrt.daemon.server import Daemon
+    from skillrt.mcp import SkillService, event_writer
+    from skillrt.runtime import SkillRuntime
+    from skillrt.telemetry.events import RouteEvent
+
+    skills = build_skills(tmp_path / "skills", make_skill)
+    state = tmp_path / "state"
+    config = RuntimeConfig(
+        project_dir=tmp_path, state_dir=state, routing=RoutingConfig(embedding_backend="hashing")
+    )
+    runtime = SkillRuntime(config, roots=[skills])
+    service = SkillService(runtime, events=event_writer(runtime), surface="daemon")
+    writer = service.events
+    assert writer is not None
+    daemon = Daemon(
+        service,
+        str(state / "skillrt.sock"),
+        identity={},
+        info_file=state / "skillrt.daemon.json",
+        poll_interval_s=0,
+    )
+    probe = RouteEvent("r", 1.0, "daemon", "default", "h", 1, None, "none", 0, (), {}, "", 1.0)
+    writer_open_at_release: list[bool] = []
+    release = daemon._lock.release
+
+    def watched_release() -> None:
+        writer_open_at_release.append(writer.submit_event(probe, []))  # False once closed
+        release()
+
+    daemon._lock.release = watched_release  # type: ignore[method-assign]
+    server = threading.Thread(
+        target=daemon.serve, kwargs={"warm": False, "ready": lambda d: d.stop()}, daemon=True
+    )
+    server.start()
+    server.join(60)
+    try:
+        assert not server.is_alive()
+        assert writer_open_at_release == [False]
+    finally:
+        runtime.close()

@@ -12,7 +12,7 @@ import pytest
 
 from skillrt.cli.app import build_parser
 from skillrt.config import ExecutionConfig
-from skillrt.errors import ConfigError
+from skillrt.errors import ConfigError, UsageError
 from skillrt.execution.base import Runner
 from skillrt.execution.options import RUNNER_NAMES, SELECTED_BY, RunnerOptions
 from skillrt.execution.runners import (
@@ -88,9 +88,19 @@ def test_an_option_that_belongs_to_one_kind_chooses_it() -> None:
     assert RunnerOptions(base_url=URL).apply(ExecutionConfig()).runner == "openai"
     assert RunnerOptions(model="x").apply(cfg).runner == "openai"  # keeps the config's
     assert RunnerOptions(runner="dry-run", runner_cmd="cat").apply(cfg).runner == "dry-run"
-    both = RunnerOptions(runner_cmd="cat", base_url=URL).apply(cfg)
-    assert both.runner == "openai" and both.runner_cmd == "cat"
     assert RunnerOptions().apply(cfg) is cfg
+
+
+def test_options_of_two_kinds_without_runner_are_a_usage_error() -> None:
+    """--runner-cmd and --base-url without --runner: which runner was meant is not known
+    (it used to be the config's, silently); --runner says."""
+    both = RunnerOptions(runner_cmd="cat", base_url=URL)
+    with pytest.raises(UsageError) as exc:
+        both.apply(ExecutionConfig(runner="openai", base_url=URL, model="m"))
+    assert exc.value.code == "E_USAGE"
+    assert "--runner-cmd and --base-url" in exc.value.message and "--runner" in exc.value.message
+    chosen = dataclasses.replace(both, runner="command").apply(ExecutionConfig())
+    assert chosen.runner == "command" and chosen.runner_cmd == "cat"
 
 
 def test_options_over_a_saved_runner() -> None:
@@ -137,6 +147,23 @@ def test_a_missing_key_is_a_clear_error_on_rebuild() -> None:
         ExecutionConfig(), spec, environ={}, options=RunnerOptions(runner_cmd="cat")
     )
     assert isinstance(other, CommandRunner)
+
+
+def test_a_resume_may_read_the_key_from_another_variable() -> None:
+    """--api-key-env NEW on resume: the saved variable need not be set any more, NEW
+    must be (and is read)."""
+    saved = build_runner(
+        ExecutionConfig(runner="openai", base_url=URL, model="m", api_key_env="OLD_KEY"),
+        environ={"OLD_KEY": "k-old"},
+    ).spec()
+    assert saved is not None
+    renamed = RunnerOptions(api_key_env="NEW_KEY")
+    again = rebuild_runner(ExecutionConfig(), saved, environ={"NEW_KEY": "k-new"}, options=renamed)
+    assert isinstance(again, OpenAIRunner)
+    assert again.api_key == "k-new" and again.api_key_env == "NEW_KEY"
+    with pytest.raises(ConfigError) as exc:
+        rebuild_runner(ExecutionConfig(), saved, environ={"OLD_KEY": "k-old"}, options=renamed)
+    assert exc.value.context["key"] == "NEW_KEY"
 
 
 def test_specs_saved_before_the_options_still_rebuild() -> None:

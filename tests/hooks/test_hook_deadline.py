@@ -91,10 +91,11 @@ def test_a_daemon_that_does_not_answer_is_skipped(stopped_daemon: Path) -> None:
 
 def test_the_default_deadline_is_well_under_the_installed_timeout() -> None:
     from skillrt.config import HookConfig
-    from skillrt.hooks.entry import DEADLINE_S, parse_args
+    from skillrt.hooks.entry import DEADLINE_S, STORE_WAIT_S, parse_args
     from skillrt.install.targets import Target
 
     assert HookConfig().deadline_s == DEADLINE_S <= Target.timeout_s / 3
+    assert HookConfig().store_wait_s == STORE_WAIT_S
     opts = parse_args(["claude-code", "--deadline", "2.5", "--timeout=1"])
     assert (opts.deadline, opts.timeout) == (2.5, 1.0)
     for bad in (["claude-code", "--deadline", "0"], ["claude-code", "--deadline", "x"]):
@@ -110,12 +111,22 @@ def test_hook_settings_in_skillrt_yaml_are_checked(tmp_path: Path) -> None:
     path.write_text("hook:\n  deadline_s: 2\n  store_wait_s: 0.5\n")
     assert peek_hook(path).deadline_s == 2 and peek_hook(path).store_wait_s == 0.5
     assert RuntimeConfig.from_file(path).hook == peek_hook(path)
-    for bad in ("hook:\n  deadline_s: 0\n", "hook:\n  deadline: 2\n", "hook:\n  deadline_s: x\n"):
+    for good in ("hook:\n  daemon_timeout_s: null\n", "hook: {}\n", "hook:\n  deadline_s: 2.5\n"):
+        path.write_text(good)  # what the config accepts, the hook accepts (one check)
+        assert peek_hook(path) == RuntimeConfig.from_file(path).hook
+    for bad in (
+        "hook:\n  deadline_s: 0\n",
+        "hook:\n  deadline: 2\n",
+        "hook:\n  deadline_s: x\n",
+        "hook:\n  deadline_s: true\n",
+        "hook: [1]\n",
+    ):
         path.write_text(bad)
-        with pytest.raises(ConfigError):
+        with pytest.raises(ConfigError) as peeked:
             peek_hook(path)
-        with pytest.raises(ConfigError):
+        with pytest.raises(ConfigError) as full:
             RuntimeConfig.from_file(path)
+        assert peeked.value.message == full.value.message, bad
     assert os.path.exists(path)
 
 

@@ -5,8 +5,9 @@ per invocation (``<phase_id>``) to ``--log`` before doing anything else, so test
 count how often each phase ran. Behaviour switches (each takes a phase id):
 
 --hang-in P      write half a memory file (no completion line), touch ``--marker``,
-                 then sleep until killed (or ``--hang-s`` seconds, then finish the
-                 phase); with ``--once FILE`` only the first time
+                 then sleep until killed (or ``--hang-s`` seconds, or until the file
+                 ``--release`` names exists, then finish the phase); with
+                 ``--once FILE`` only the first time
 --fail-in P      exit 3 without writing (a non-retryable runner failure)
 --blocked-in P   write a memory file that ends ``Status: BLOCKED``
 --skip-in P      exit 0 without writing anything
@@ -50,6 +51,7 @@ def main() -> int:
     ap.add_argument("--unmarked-in")
     ap.add_argument("--unmarked-once")
     ap.add_argument("--hang-s", type=float)
+    ap.add_argument("--release")
     ap.add_argument("--text", action="store_true")
     ap.add_argument("--sleep", type=float, default=0.0)
     ap.add_argument("--exclusive")
@@ -95,10 +97,14 @@ def main() -> int:
                 fh.write(half)
         if args.marker:
             Path(args.marker).write_text(f"{os.getpid()}\n", encoding="utf-8")
-        if args.hang_s is None:
+        if args.release:
+            while not Path(args.release).exists():
+                time.sleep(0.02)
+        elif args.hang_s is None:
             while True:
                 time.sleep(3600)
-        time.sleep(args.hang_s)
+        else:
+            time.sleep(args.hang_s)
 
     lines = [
         f"{agent} concluded the {phase} phase ({head['i']}/{head['n']}).",

@@ -70,6 +70,27 @@ class InstantRunner(Runner):
         return RunnerResult(output=self.replies.get(phase, ""), latency_ms=0.0)
 
 
+@dataclass
+class TextRunner(Runner):
+    """An in-process model that returns text: replies with the phase's memory file
+    content and never writes a file (skillrt writes the reply)."""
+
+    name: str = "text"
+    writes_files: bool = False
+    calls: list[str] = field(default_factory=list)
+    #: Called with (phase_id, prompt) before replying.
+    before: Callable[[str, str], None] | None = None
+
+    def run(self, prompt: str, *, timeout_s: float | None = None) -> RunnerResult:
+        head = HEADER.search(prompt)
+        assert head is not None, prompt[:500]
+        phase = head["phase"]
+        self.calls.append(phase)
+        if self.before is not None:
+            self.before(phase, prompt)
+        return RunnerResult(output=memory_text(phase), latency_ms=0.0)
+
+
 def write_composite(
     root: Path,
     name: str = "mini-flow",

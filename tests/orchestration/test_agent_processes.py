@@ -169,18 +169,38 @@ def test_resume_ends_the_agent_a_killed_start_left_running(tmp_path: Path, text:
     assert all(p["agent_process"] is None for p in done["phases"])
 
 
-def test_an_orphan_that_finishes_its_file_is_waited_for(tmp_path: Path) -> None:
+@pytest.mark.parametrize("when", ["while-resume-waits", "before-resume"])
+def test_an_orphan_that_finishes_its_file_is_waited_for(tmp_path: Path, when: str) -> None:
     """An agent that writes its own file, still working when its worker was killed: the
-    resume waits (orphan_wait_s), it finishes, its file is verified — no second agent."""
-    project = make_project(tmp_path / "p", orphan_wait_s=60)
-    proc, agent = start_and_hang(project, "--hang-s", "2", writes_files=True)
+    resume waits for it (orphan_wait_s, and says so on stderr), it finishes, its file is
+    verified — no second agent. An orphan that finished before the resume looked is
+    settled the same way (``agent_settled``, not ended)."""
+    project = make_project(tmp_path / "p", orphan_wait_s=120)
+    release = project / "release"
+    proc, agent = start_and_hang(project, "--release", str(release), writes_files=True)
     group = os.getpgid(agent)
     kill9(proc)
     run_id = only_run(project)
-    done = cli(project, "workflow", "resume", run_id)
+    if when == "before-resume":
+        release.touch()
+        wait_until(lambda: not alive(agent), "the orphan finishes")
+    resumed = spawn(project, "workflow", "resume", run_id, "--json")
+    assert resumed.stderr is not None
+    if when == "while-resume-waits":
+        for line in resumed.stderr:  # the resume tells it waits: only then may it finish
+            if "waiting up to 120 s" in line:
+                assert f"process group {group}" in line, line
+                break
+        else:
+            raise AssertionError("the resume never said it waits for the orphan")
+        release.touch()
+    out, err = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, (out, err)
+    done = json.loads(out)
     assert done["state"] == "completed"
     settled = [e for e in done["events"] if e["kind"] == "agent_settled"]
-    assert settled[0]["extra"] == {"pgid": group, "ended": False}
+    assert [s["extra"] for s in settled] == [{"pgid": group, "ended": False}]
+    assert "finished" in settled[0]["directive"]
     verified = [e for e in done["events"] if e["kind"] == "phase_verified"]
     assert verified[0]["phase_id"] == "research" and verified[0]["extra"]["verified_on_resume"]
     assert log_counts(project / "agents.log") == Counter(PHASES)  # research ran once
@@ -302,13 +322,13 @@ def test_kill_9_at_random_moments_of_a_text_only_run_then_resume(tmp_path: Path)
                 continue
             run_id = str(runs[0]["run_id"])
             proc = spawn(project, "workflow", "resume", run_id, "--json")
+        # The last command (a resume, or a start when every kill landed before the run
+        # existed) is never killed: it runs the run to its end, whatever the kills left.
         out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, (n, proc.returncode, out, err)
+        done = json.loads(out)
         if run_id is None:
             run_id = only_run(project)
-        if proc.returncode != 0:  # the last kill landed before the run existed, or raced
-            done = cli(project, "workflow", "resume", run_id)
-        else:
-            done = json.loads(out)
         assert done["state"] == "completed", (n, out, err)
         status = cli(project, "workflow", "status", run_id, "--transitions")
         log = status["transitions_log"]
@@ -322,3 +342,55 @@ def test_kill_9_at_random_moments_of_a_text_only_run_then_resume(tmp_path: Path)
         for p in status["phases"]:
             assert Path(p["memory_file"]).read_text("utf-8").rstrip().endswith("Status: COMPLETED")
         assert not (project / "pids" / "overlaps").exists(), n
+
+
+def test_advance_settles_a_live_orphan_before_it_verifies(tmp_path: Path) -> None:
+    """kill -9 of start leaves the phase's agent writing; someone writes the memory file
+    by hand and advances: the orphan is ended first (it would go on writing the file
+    advance verifies), then the hand-written file is verified."""
+    project = make_project(tmp_path / "p")
+    proc, agent = start_and_hang(project, writes_files=True)
+    group = os.getpgid(agent)
+    kill9(proc)
+    run_id = only_run(project)
+    research = cli(project, "workflow", "status", run_id)["phases"][1]
+    text = "Research done by hand.\n\n## Learnings\n- Ask first.\n\nStatus: COMPLETED\n"
+    Path(research["memory_file"]).write_text(text, encoding="utf-8")
+    advanced = cli(project, "workflow", "advance", run_id, "research")
+    assert not alive(agent)
+    settled = [e for e in advanced["events"] if e["kind"] == "agent_settled"]
+    assert [s["extra"] for s in settled] == [{"pgid": group, "ended": True}]
+    after = cli(project, "workflow", "status", run_id)["phases"][1]
+    assert after["state"] == "verified" and after["agent_process"] is None
+    assert Path(after["memory_file"]).read_text(encoding="utf-8") == text
+
+
+def test_an_agent_that_cannot_be_told_apart_is_refused_not_ended(
+    tmp_path: Path, skills_dir: Path
+) -> None:
+    """Without /proc an agent's record has no leader start time, so a live process group
+    with its id may be anyone's (pids are reused): resume refuses
+    (E_WORKFLOW_AGENT_RUNNING) and ends nothing."""
+    import socket
+
+    def interrupt(phase: str, prompt: str) -> None:
+        if phase == "build":
+            raise KeyboardInterrupt  # the worker stops mid-phase, like a killed one
+
+    stranger = subprocess.Popen(["sleep", "600"], start_new_session=True)
+    rt = SkillRuntime(make_config(tmp_path, orphan_wait_s=0.1), roots=[skills_dir])
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            rt.workflow_start("mini-flow", QUERY, runner=InstantRunner(before=interrupt))
+        (run,) = rt.workflow_list()
+        agent = {"host": socket.gethostname(), "pgid": stranger.pid, "start": None}
+        rt.workflows().store.record_agent(run.run_id, "build", {**agent, "writes_files": True})
+        with pytest.raises(WorkflowAgentRunning) as exc:
+            rt.workflow_resume(run.run_id, runner=InstantRunner())
+        assert exc.value.code == "E_WORKFLOW_AGENT_RUNNING"
+        assert "told apart" in exc.value.message
+        assert stranger.poll() is None  # still running: not ours to end
+    finally:
+        stranger.kill()
+        stranger.wait()
+        rt.close()

@@ -22,7 +22,7 @@ from skillrt.runtime import SkillRuntime
 from skillrt.store import skill_state
 from skillrt.store.postgres import PostgresStore
 
-from .conftest import InstantRunner, make_config
+from .conftest import InstantRunner, TextRunner, make_config
 
 
 @pytest.fixture
@@ -165,13 +165,16 @@ def test_server_down_then_back_the_run_resumes(
         rt.close()
 
 
+@pytest.mark.parametrize("runner", [InstantRunner, TextRunner], ids=["agentic", "text"])
 def test_a_store_failure_during_a_phase_is_not_a_phase_failure(
-    pg: StoreSpec, tmp_path: Path, skills_dir: Path
+    pg: StoreSpec, tmp_path: Path, skills_dir: Path, runner: type[InstantRunner | TextRunner]
 ) -> None:
     """The server drops skillrt's connection while it records the phase's run (issue 22):
     the error is E_STORE_UNAVAILABLE, the phase is not counted as failed and the run is
     not blocked; once the store answers, resume verifies the phase's file and goes on,
-    without running its agent again.
+    without running its agent again — for an agent that writes the file itself, and for
+    a model that returns it as its reply (skillrt writes the reply before it records the
+    call, so the failed record loses nothing).
 
     The drop is made exact on the real server: another session locks ``executions``, so
     the phase's insert waits; the test terminates the waiting backend (as a server
@@ -209,7 +212,7 @@ def test_a_store_failure_during_a_phase_is_not_a_phase_failure(
 
     config = make_config(tmp_path, lease_s=30.0, worker_id="worker-1")
     rt = SkillRuntime(config, roots=[skills_dir], store=pg.open(retry_s=30.0))
-    first = InstantRunner(before=drop_connection)
+    first = runner(before=drop_connection)
     try:
         with pytest.raises(StoreUnavailable) as exc:
             rt.workflow_start("mini-flow", "Build the thing", runner=first)
@@ -220,7 +223,7 @@ def test_a_store_failure_during_a_phase_is_not_a_phase_failure(
         assert status.state == "triggering_agents"  # not blocked
         build = status.phases[1]
         assert build.state == "running" and build.last_error is None  # not failed
-        second = InstantRunner()
+        second = runner()
         done = rt.workflow_resume(run.run_id, runner=second)
         assert done.state == "completed"
         assert first.calls == ["plan", "build"] and second.calls == ["check"]

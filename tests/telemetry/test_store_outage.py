@@ -70,15 +70,34 @@ def end_skillrt_connections(url: str) -> None:
 
 
 @contextmanager
-def silent(folder: str, url: str) -> Iterator[None]:
-    """The server stops answering: skillrt's connections ended, the postmaster stopped."""
-    end_skillrt_connections(url)
-    pid = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
-    os.kill(pid, signal.SIGSTOP)
+def silent(folder: str, url: str, *, frozen: bool = False) -> Iterator[None]:
+    """The server stops answering: skillrt's connections ended, the postmaster stopped;
+    ``frozen``: the connections kept, the postmaster and every backend stopped (an open
+    connection gets no answer either, and its socket still acknowledges)."""
+    postmaster = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
+    if not frozen:
+        end_skillrt_connections(url)
+    pids = [postmaster, *(children(postmaster) if frozen else [])]
+    for pid in pids:
+        os.kill(pid, signal.SIGSTOP)
     try:
         yield
     finally:
-        os.kill(pid, signal.SIGCONT)
+        for pid in reversed(pids):
+            os.kill(pid, signal.SIGCONT)
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = (Path("/proc") / entry / "stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry))
+    return found
 
 
 def route_events(url: str, schema: str) -> list[tuple[str, str]]:
@@ -102,16 +121,19 @@ def project_with_store(tmp_path: Path, pg: StoreSpec, make_skill: Callable[..., 
     return project
 
 
+@pytest.mark.parametrize("frozen", [False, True], ids=["new-connection", "open-connection"])
 def test_a_route_does_not_wait_for_a_silent_store(
     pg: StoreSpec,
     cluster: str,
     tmp_path: Path,
     make_skill: Callable[..., Path],
     monkeypatch: pytest.MonkeyPatch,
+    frozen: bool,
 ) -> None:
     """The store stops answering after the runtime reached it (retry_s 600): a route
     still answers, on the stats it read last, and its event is written when the store
-    is back."""
+    is back — whether the route must open a new connection or reads on the one it holds
+    (``frozen``: cut at state.route_wait_s)."""
     import skillrt.telemetry.stats as stats
 
     monkeypatch.setattr(stats, "SHARED_STATS_MAX_AGE_S", 0.0)  # every route asks the store
@@ -121,7 +143,7 @@ def test_a_route_does_not_wait_for_a_silent_store(
         first = rt.route("review my pr please")
         assert rt.flush_events(60)
         results: list[RouteResult] = []
-        with silent(cluster, pg.location):
+        with silent(cluster, pg.location, frozen=frozen):
             worker = threading.Thread(
                 target=lambda: results.append(rt.route("review my pr again")), daemon=True
             )

@@ -273,3 +273,46 @@ def test_one_bad_event_costs_only_itself(
     writer.close()
     assert writer.written == 5 and writer.dropped == 1 and count(db) == 5
     assert any(poisoned in m and "was not recorded" in m for m in caplog.messages)
+
+
+def test_counting_a_loss_never_holds_a_route(
+    tmp_path: Path, routes: Callable[[int], list[RouteResult]]
+) -> None:
+    """The writer counts refused events in outbox/lost.log; while that file hangs (here a
+    FIFO nobody reads: opening it blocks), a route still queues its event at once — the
+    writer does file I/O with its lock released."""
+    import os
+
+    db = tmp_path / "state.db"
+    Store(db).schema_version()
+    ro = Store(db, read_only=True)  # every write refused for good: counted as lost
+
+    def write(store: Store, items: Batch) -> int:
+        from skillrt.telemetry.events import write_route_events
+
+        return write_route_events(ro, items)
+
+    (tmp_path / "outbox").mkdir()
+    fifo = tmp_path / "outbox" / "lost.log"
+    os.mkfifo(fifo)
+    writer = RouteEventWriter(db, write=write)
+    first, second = routes(2)
+    writer.submit(first, surface="mcp")
+    deadline = time.monotonic() + 60  # a safety net, not a bound
+    while writer.dropped == 0:  # the writer is counting it now, blocked on the FIFO
+        assert time.monotonic() < deadline, "the event was never refused"
+        time.sleep(0.01)
+    queued: list[object] = []
+    route = threading.Thread(
+        target=lambda: queued.append(writer.submit(second, surface="mcp")), daemon=True
+    )
+    route.start()
+    route.join(30)
+    try:
+        assert not route.is_alive(), "a route waited for the writer's file I/O"
+        assert queued and queued[0] is not None
+    finally:
+        reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # lets the writer go on
+        route.join(30)
+        writer.close()
+        os.close(reader)

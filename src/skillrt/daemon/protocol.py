@@ -56,6 +56,19 @@ def encode(message: Any) -> bytes:
     return fastjson.dumps(message).encode("utf-8") + b"\n"
 
 
+def error_reply(rid: Any, err: Any) -> dict[str, Any]:
+    """The reply refusing request ``rid`` with ``err`` (a ``SkillrtError``)."""
+    return {"id": rid, "ok": False, "error": err.to_dict()}
+
+
+def reply_line(reply: dict[str, Any]) -> bytes:
+    """A reply as a protocol line (the C encoder: replies can be large, requests small)."""
+    import json
+
+    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+    return text.encode("utf-8") + b"\n"
+
+
 def parse_address(text: str) -> Address:
     """``tcp://127.0.0.1:PORT`` -> ``(host, port)`` (loopback only); anything else is a
     socket path. Raises ValueError for a TCP address that is not loopback."""
@@ -85,8 +98,14 @@ def info_path(state_dir: str) -> str:
 
 def read_info(state_dir: str) -> dict[str, Any] | None:
     """The running daemon's info file, or None (missing, unreadable or not ours)."""
+    return read_info_file(info_path(state_dir))
+
+
+def read_info_file(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """A daemon info file at ``path``: a JSON object, or None (missing, unreadable, not
+    an object)."""
     try:
-        with open(info_path(state_dir), encoding="utf-8") as fh:
+        with open(path, encoding="utf-8") as fh:
             data = fastjson.loads(fh.read())
     except (OSError, ValueError):
         return None

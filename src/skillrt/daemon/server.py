@@ -18,7 +18,6 @@ same file it bound) and info file (its own pid).
 from __future__ import annotations
 
 import contextlib
-import errno
 import hmac
 import json
 import logging
@@ -37,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
+from skillrt.daemon.limits import Capped, StateLock, read_line_by
+from skillrt.daemon.protocol import error_reply, reply_line
 from skillrt.errors import (
-    DaemonBusy,
     DaemonMismatch,
     DaemonRequestError,
     DaemonStartError,
@@ -62,13 +62,6 @@ IDLE_TIMEOUT_S = 300.0
 #: A TCP connection must send a request with the token within this long, or is closed;
 #: one whose request lacks the token is answered ``E_UNAUTHORIZED`` and closed.
 AUTH_TIMEOUT_S = 5.0
-#: Most connections served at once; one more is answered ``E_BUSY`` and closed (each
-#: costs a thread and a file descriptor: 373 unauthenticated ones used them all up).
-MAX_CONNECTIONS = 64
-
-
-def _error(rid: Any, err: SkillrtError) -> dict[str, Any]:
-    return {"id": rid, "ok": False, "error": err.to_dict()}
 
 
 class Daemon:
@@ -101,7 +94,7 @@ class Daemon:
         if lock_file is None and info_file is not None:
             lock_file = info_file.with_name(protocol.LOCK_NAME)
         self.lock_file = lock_file
-        self._lock_fd: int | None = None
+        self._lock = StateLock(lock_file, info_file)
         self._socket_id: tuple[int, int, int] | None = None
         self.poll_interval_s = poll_interval_s
         self.token = secrets.token_urlsafe(24) if isinstance(address, tuple) else None
@@ -166,15 +159,15 @@ class Daemon:
             return {"id": rid, "ok": True, "result": result}, authorised
         except SkillrtError as err:
             self._count_error()
-            return _error(rid, err), authorised
+            return error_reply(rid, err), authorised
         except RecursionError:  # arguments nested deeper than the stages walk
             self._count_error()
             deep = DaemonRequestError("request arguments are nested too deeply")
-            return _error(rid, deep), authorised
+            return error_reply(rid, deep), authorised
         except Exception as exc:  # one bad request fails alone, never the daemon
             self._count_error()
             log.exception("request failed")
-            return _error(rid, InternalError(f"{type(exc).__name__}: {exc}")), authorised
+            return error_reply(rid, InternalError(f"{type(exc).__name__}: {exc}")), authorised
 
     def _count_error(self) -> None:
         with self._counts:
@@ -315,45 +308,12 @@ class Daemon:
     def bind(self) -> None:
         """Take the state folder's lock, then create the listening socket (refuses when
         another daemon holds the lock or a live one listens at the address)."""
-        self._take_lock()
+        self._lock.take()
         try:
             self._bind()
         except BaseException:
-            self._release_lock()
+            self._lock.release()
             raise
-
-    def _take_lock(self) -> None:
-        if self.lock_file is None:
-            return
-        import fcntl
-
-        self.lock_file.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd = os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "?"
-            os.close(fd)
-            info = _read_json(self.info_file)
-            where = f" at {info['address']}" if info.get("address") else ""
-            raise DaemonStartError(
-                f"a daemon (pid {holder}) already serves this state folder{where}; stop "
-                "it first (skillrt serve --stop) or give another --state",
-                path=str(self.lock_file),
-            ) from None
-        except OSError:
-            os.close(fd)
-            raise
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._lock_fd = fd
-
-    def _release_lock(self) -> None:
-        fd, self._lock_fd = self._lock_fd, None
-        if fd is not None:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, 0)
-            os.close(fd)  # the lock goes with the descriptor; the file stays (no race)
 
     def _bind(self) -> None:
         if isinstance(self.address, tuple):
@@ -424,10 +384,14 @@ class Daemon:
         finally:
             self._server.shutdown()
             self._server.server_close()
-            self._cleanup()
             restore()
-            if self.service.events is not None:
-                self.service.events.close()
+            try:
+                if self.service.events is not None:
+                    self.service.events.close()
+            finally:
+                # Last: a second daemon may start once the lock is free, and then this
+                # one must have finished with the state (its events written or kept).
+                self._cleanup()
 
     def stop(self) -> None:
         self._stop.set()
@@ -460,16 +424,12 @@ class Daemon:
             with contextlib.suppress(OSError):
                 if _file_id(self.address) == self._socket_id and not _listening(self.address):
                     os.unlink(self.address)
-        if self.info_file is not None and _read_json(self.info_file).get("pid") == os.getpid():
-            with contextlib.suppress(OSError):
-                os.unlink(self.info_file)
-        self._release_lock()
-
-
-def _encode(reply: dict[str, Any]) -> bytes:
-    """A reply line (the C encoder: replies can be large, requests are small)."""
-    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8") + b"\n"
+        if self.info_file is not None:
+            info = protocol.read_info_file(self.info_file) or {}
+            if info.get("pid") == os.getpid():
+                with contextlib.suppress(OSError):
+                    os.unlink(self.info_file)
+        self._lock.release()
 
 
 def _file_id(path: str) -> tuple[int, int, int]:
@@ -491,17 +451,6 @@ def _listening(path: str) -> bool:
     finally:
         probe.close()
     return True
-
-
-def _read_json(path: Path | None) -> dict[str, Any]:
-    """A small JSON object file, or {} (missing, unreadable, not an object)."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _clear_stale_socket(path: str) -> None:
@@ -526,9 +475,10 @@ def _clear_stale_socket(path: str) -> None:
 class _Handler(socketserver.StreamRequestHandler):
     """One connection: read lines, answer each, until EOF, an error or a timeout.
 
-    A TCP connection is closed unless its first request comes within
-    :data:`AUTH_TIMEOUT_S` and carries the token; after that it may idle
-    :data:`IDLE_TIMEOUT_S` between requests, like a Unix socket's.
+    A TCP connection is closed unless its first request comes, whole, within
+    :data:`AUTH_TIMEOUT_S` of the connection (however slowly it trickles in) and
+    carries the token; after that it may idle :data:`IDLE_TIMEOUT_S` between requests,
+    like a Unix socket's.
     """
 
     timeout = IDLE_TIMEOUT_S
@@ -538,11 +488,14 @@ class _Handler(socketserver.StreamRequestHandler):
         daemon = self.server.daemon
         tcp = isinstance(self.server, _TCPServer)
         trusted = not tcp
-        if tcp:
-            self.connection.settimeout(AUTH_TIMEOUT_S)
+        auth_by = time.monotonic() + AUTH_TIMEOUT_S
+        limit = protocol.MAX_LINE_BYTES + 1
         while True:
             try:
-                line = self.rfile.readline(protocol.MAX_LINE_BYTES + 1)
+                if trusted:
+                    line = self.rfile.readline(limit)
+                else:
+                    line = read_line_by(self.rfile, self.connection, auth_by, limit)
             except (OSError, ValueError):
                 return  # timed out or reset
             if not line:
@@ -550,7 +503,7 @@ class _Handler(socketserver.StreamRequestHandler):
             if not line.endswith(b"\n"):
                 if len(line) > protocol.MAX_LINE_BYTES:
                     err = RequestTooLarge(f"request over {protocol.MAX_LINE_BYTES} bytes")
-                    self._send(_error(None, err))
+                    self._send(error_reply(None, err))
                 return  # oversized (the rest cannot be framed) or cut off mid-request
             if not line.strip():
                 continue
@@ -561,70 +514,28 @@ class _Handler(socketserver.StreamRequestHandler):
                 if not authorised:
                     return  # answered; a client without the token gets no second try
                 trusted = True
+                self.server.authenticated(self.request)
                 self.connection.settimeout(IDLE_TIMEOUT_S)
 
     def _send(self, reply: dict[str, Any]) -> bool:
         try:
-            self.wfile.write(_encode(reply))
+            self.wfile.write(reply_line(reply))
             self.wfile.flush()
         except OSError:
             return False  # the client went away
         return True
 
 
-class _Capped(socketserver.ThreadingMixIn):
-    """At most :data:`MAX_CONNECTIONS` connections at once (one more is told ``E_BUSY``
-    and closed), and an accept loop that backs off instead of spinning when the
-    process runs out of file descriptors."""
-
-    daemon_threads = True
-    block_on_close = False
-    #: Pending connections while the accept loop waits for the GIL (5 by default, which
-    #: makes a burst of hooks fail to connect with EAGAIN).
-    request_queue_size = 128
-    max_connections = MAX_CONNECTIONS
-    socket: socket.socket
-
-    def _init_cap(self) -> None:
-        self._active: set[Any] = set()
-        self._active_lock = threading.Lock()
-
-    def get_request(self) -> tuple[Any, Any]:
-        try:
-            return self.socket.accept()
-        except OSError as exc:
-            if exc.errno in (errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM):
-                # The listening socket stays readable: without a pause the loop would
-                # try again at once, forever (100% CPU). Connections end meanwhile.
-                time.sleep(0.1)
-            raise
-
-    def verify_request(self, request: Any, client_address: Any) -> bool:
-        with self._active_lock:
-            if len(self._active) < self.max_connections:
-                self._active.add(request)
-                return True
-        err = DaemonBusy(f"over {self.max_connections} connections at once; try again later")
-        with contextlib.suppress(OSError):
-            request.setblocking(False)
-            request.send(_encode(_error(None, err)))
-        return False  # closed by the caller
-
-    def shutdown_request(self, request: Any) -> None:
-        with self._active_lock:
-            self._active.discard(request)
-        super().shutdown_request(request)  # type: ignore[misc]
-
-
-class _UnixServer(_Capped, socketserver.UnixStreamServer):
+class _UnixServer(Capped, socketserver.UnixStreamServer):
     def __init__(self, path: str, handler: type[_Handler], daemon: Daemon) -> None:
         self.daemon = daemon
         self._init_cap()
         super().__init__(path, handler)
 
 
-class _TCPServer(_Capped, socketserver.TCPServer):
+class _TCPServer(Capped, socketserver.TCPServer):
     allow_reuse_address = True
+    needs_token = True
 
     def __init__(self, address: tuple[str, int], handler: type[_Handler], daemon: Daemon) -> None:
         if address[0] != protocol.LOOPBACK:

@@ -48,6 +48,7 @@ from skillrt.dispatch.model import (
     DispatchSession,
     Prepared,
     ReadyDispatch,
+    ResultHook,
     RunSkillResult,
     build_result,
 )
@@ -173,10 +174,15 @@ class Dispatcher:
         session = self.new_session(request.request_id)
         return ReadyDispatch(request, session, self.prepare(request, session))
 
-    def run_ready(self, ready: ReadyDispatch) -> DispatchResult:
+    def run_ready(
+        self, ready: ReadyDispatch, *, on_result: ResultHook | None = None
+    ) -> DispatchResult:
         """Run a prepared request with no fallback (explicit dispatches, workflow
-        phases): on failure its machine goes ``fallback -> exit``."""
-        result, machine = self.execute(ready.prepared, ready.request, ready.session)
+        phases): on failure its machine goes ``fallback -> exit``. ``on_result`` is
+        told the runner's result before anything records it."""
+        result, machine = self.execute(
+            ready.prepared, ready.request, ready.session, on_result=on_result
+        )
         if machine.state != PathState.SUCCESS.value:
             machine.advance(PathState.FALLBACK, "no fallback for an explicit dispatch")
             machine.advance(PathState.EXIT, "failed")
@@ -192,6 +198,7 @@ class Dispatcher:
         parent_execution_id: str | None = None,
         fallback_used: bool = False,
         machine: PathMachine | None = None,
+        on_result: ResultHook | None = None,
     ) -> tuple[DispatchResult, PathMachine]:
         """Run a prepared dispatch under its path machine, then follow its edges.
 
@@ -216,6 +223,7 @@ class Dispatcher:
                 execution_id=execution_id,
                 parent_execution_id=parent_execution_id,
                 fallback_used=fallback_used,
+                on_result=on_result,
             )
 
         run = run_path(machine, attempt, session.ledger)
@@ -253,8 +261,10 @@ class Dispatcher:
         execution_id: str,
         parent_execution_id: str | None = None,
         fallback_used: bool = False,
+        on_result: ResultHook | None = None,
     ) -> RunnerResult:
-        """One runner call (prerequisites checked first), recorded; raises on failure."""
+        """One runner call (prerequisites checked first), recorded; raises on failure.
+        ``on_result`` hears of a success first: recording it may fail (the store)."""
         skill = prepared.skill
         t0 = time.perf_counter()
         count_stats = not self.runner.dry_run
@@ -282,6 +292,8 @@ class Dispatcher:
                 and scope != "runner",
             )
             raise
+        if on_result is not None:
+            on_result(res)
         self._record(
             session,
             execution_id,

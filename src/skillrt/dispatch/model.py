@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -21,6 +21,11 @@ from skillrt.skills.model import Skill
 if TYPE_CHECKING:
     from skillrt.config import RuntimeConfig
     from skillrt.skills.registry import SkillRegistry
+
+#: Told a dispatch's successful runner result before anything records it (a workflow
+#: phase puts the reply in its memory file first, so a store that fails to record the
+#: call loses no reply). It must not raise.
+ResultHook = Callable[[RunnerResult], None]
 
 
 @dataclass(frozen=True)
@@ -302,9 +307,12 @@ class SkillDispatcher(Protocol):
     def ready(self, request: DispatchRequest) -> ReadyDispatch:
         """``request`` prepared in a new session of its own (raises a guard's error)."""
 
-    def run_ready(self, ready: ReadyDispatch) -> DispatchResult:
+    def run_ready(
+        self, ready: ReadyDispatch, *, on_result: ResultHook | None = None
+    ) -> DispatchResult:
         """Run a prepared request with no fallback (its path machine ends in ``success``
-        or ``exit``), following its edges; a failed run is a ``failed`` result."""
+        or ``exit``), following its edges; a failed run is a ``failed`` result.
+        ``on_result`` is told the runner's result before anything records it."""
 
     def execute(
         self,
@@ -315,6 +323,7 @@ class SkillDispatcher(Protocol):
         parent_execution_id: str | None = None,
         fallback_used: bool = False,
         machine: PathMachine | None = None,
+        on_result: ResultHook | None = None,
     ) -> tuple[DispatchResult, PathMachine]:
         """Run a prepared dispatch under its path machine, then follow its edges."""
 
@@ -327,6 +336,7 @@ class SkillDispatcher(Protocol):
         execution_id: str,
         parent_execution_id: str | None = None,
         fallback_used: bool = False,
+        on_result: ResultHook | None = None,
     ) -> RunnerResult:
         """One recorded runner call; raises on failure."""
 

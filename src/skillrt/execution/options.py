@@ -81,11 +81,22 @@ class RunnerOptions:
         }
 
     def kind(self) -> str | None:
-        """The runner kind these options choose by themselves (None: the config's)."""
+        """The runner kind these options choose by themselves (None: the config's).
+        Options of two kinds without ``runner`` (``--runner-cmd`` and ``--base-url``)
+        are a :class:`~skillrt.errors.UsageError`: which one was meant is not known."""
         if self.runner is not None:
             return self.runner
-        kinds = {kind for key, kind in SELECTED_BY.items() if getattr(self, key) is not None}
-        return kinds.pop() if len(kinds) == 1 else None
+        chosen = {key: kind for key, kind in SELECTED_BY.items() if getattr(self, key) is not None}
+        if len(set(chosen.values())) > 1:
+            from skillrt.errors import UsageError
+
+            flags = [f"--{key.replace('_', '-')}" for key in chosen]
+            raise UsageError(
+                f"{' and '.join(flags)} choose different runners "
+                f"({', '.join(chosen.values())}): say which with --runner",
+                arguments=flags,
+            )
+        return next(iter(chosen.values()), None)
 
     def over(self, base: RunnerOptions) -> RunnerOptions:
         """These options over ``base`` (a resumed run's saved runner): each one given

@@ -140,9 +140,17 @@ def group_alive(agent: AgentProcess) -> bool:
     return agent.start is None or leader == agent.start
 
 
-def end_group(pgid: int, *, grace_s: float, wait_s: float = 5.0) -> bool:
+def end_group(
+    pgid: int,
+    *,
+    grace_s: float,
+    wait_s: float = 5.0,
+    reap: Callable[[], object] | None = None,
+) -> bool:
     """SIGTERM process group ``pgid``, SIGKILL it after ``grace_s``; True when no live
-    member is left within ``wait_s`` more seconds (False: not ours, or unkillable)."""
+    member is left within ``wait_s`` more seconds (False: not ours, or unkillable).
+    ``reap``: the caller's way to collect its own child, the group's leader (a
+    ``Popen.poll``), so an exited leader stops holding the group."""
     for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, wait_s)):
         try:
             os.killpg(pgid, sig)
@@ -152,6 +160,8 @@ def end_group(pgid: int, *, grace_s: float, wait_s: float = 5.0) -> bool:
             return False
         deadline = time.monotonic() + wait
         while True:
+            if reap is not None:
+                reap()
             if not _group_exists(pgid):
                 return True
             if time.monotonic() >= deadline:

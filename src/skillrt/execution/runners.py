@@ -49,7 +49,7 @@ from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.base import Runner, RunnerResult
 from skillrt.execution.options import RunnerOptions
-from skillrt.execution.processes import notify_spawn
+from skillrt.execution.processes import end_group, notify_spawn
 
 #: Always passed to a command runner (when set in the caller's environment).
 BASE_ENV = ("PATH", "HOME", "LANG", "TERM", "TMPDIR")
@@ -272,24 +272,9 @@ class CommandRunner(Runner):
         )
 
     def _kill_group(self, proc: subprocess.Popen[bytes]) -> None:
-        """SIGTERM the whole process group, then SIGKILL after the grace period."""
-        for sig, wait in ((signal.SIGTERM, self.kill_grace_s), (signal.SIGKILL, None)):
-            try:
-                os.killpg(proc.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                return
-            if wait is None:
-                return
-            try:
-                proc.wait(timeout=wait)
-                # The leader is gone; children may linger in the group: kill them too.
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        """SIGTERM the whole process group, then SIGKILL after the grace period (the
+        caller reaps the leader)."""
+        end_group(proc.pid, grace_s=self.kill_grace_s, reap=proc.poll)
 
 
 def _feed(stdin: IO[bytes], prompt: str) -> None:
@@ -636,20 +621,28 @@ def build_runner(
 
 
 def spec_options(
-    spec: Mapping[str, Any], *, environ: Mapping[str, str] | None = None
+    spec: Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    options: RunnerOptions | None = None,
 ) -> RunnerOptions | None:
     """The options a saved :meth:`Runner.spec` stands for; None when it names no runner
     that can be built by name (a Python object). A variable the spec needs (its API key)
-    must be set in ``environ`` again: a missing one is a :class:`ConfigError` naming it."""
+    must be set in ``environ`` again — or the one ``options`` name instead
+    (``--api-key-env``): a missing one is a :class:`ConfigError` naming it."""
     kind = spec.get("kind")
     cls = RUNNERS.get(kind) if isinstance(kind, str) else None
     if cls is None or cls.spec is Runner.spec:
         return None
     env = environ or {}
-    missing = [str(name) for name in spec.get("env") or () if not env.get(str(name))]
+    needed = [str(name) for name in spec.get("env") or ()]
+    renamed = options.api_key_env if options is not None else None
+    if renamed:  # the key is read from another variable now
+        needed = [renamed if name == spec.get("api_key_env") else name for name in needed]
+    missing = [name for name in needed if not env.get(name)]
     if missing:
         raise ConfigError(
-            f"the run's {kind} runner read its API key from ${missing[0]}, which is not set "
+            f"the run's {kind} runner reads its API key from ${missing[0]}, which is not set "
             f"here: export {missing[0]} and try again (keys are never saved with a run)",
             reason="api_key_missing",
             runner=kind,
@@ -674,7 +667,7 @@ def rebuild_runner(
     :func:`spec_options`)."""
     if options is not None and options.kind() not in (None, spec.get("kind")):
         return build_runner(execution, options, environ=environ, cwd=cwd)  # another kind
-    base = spec_options(spec, environ=environ)
+    base = spec_options(spec, environ=environ, options=options)
     if base is None:
         return None
     chosen = options.over(base) if options is not None else base

@@ -12,7 +12,8 @@ timeout): a daemon that does not answer within ``hook.daemon_timeout_s`` (a thir
 of the deadline) is skipped; the in-process work waits on a shared state store at most
 ``hook.store_wait_s`` (0.5 s) all told, its route event going to the outbox when the
 store is not there; and when the deadline passes anyway, the hook prints nothing,
-logs what it was doing, and exits 0 at once.
+logs what it was doing, keeps a route event still queued in the outbox, and exits 0
+at once.
 
 Options (after the client name): ``--root DIR`` (repeatable), ``--config FILE``,
 ``--state DIR``, ``--socket PATH`` (or ``SKILLRT_SOCKET``), ``--no-daemon``,
@@ -29,6 +30,7 @@ import sys
 import threading
 import time
 
+from skillrt.hooks.budget import DAEMON_SHARE, DEADLINE_S, STORE_WAIT_S
 from skillrt.hooks.clients import EVENTS
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
@@ -44,11 +46,6 @@ LOG_NAME = "hook.log"
 MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
                 "--timeout", "--deadline")  # fmt: skip
-#: Default of ``hook.deadline_s`` (skillrt.config.HookConfig); the daemon's answer is
-#: waited for a third of the deadline unless ``hook.daemon_timeout_s`` says otherwise.
-DEADLINE_S = 3.0
-#: Default of ``hook.store_wait_s``: the in-process work's wait on a shared store.
-STORE_WAIT_S = 0.5
 #: Seconds of the deadline kept for closing (route events to the outbox, the output).
 _RESERVE_S = 0.3
 
@@ -140,13 +137,16 @@ class _Run:
         self.opts = opts
         self.started = started
         self.deadline = started + (opts.deadline or DEADLINE_S)
-        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) / 3
+        self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) * DAEMON_SHARE
         self.store_wait = STORE_WAIT_S
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = _state_dir(opts, _project_dir(None))
         self.stage = "reading the hook's input"
         self._emit = threading.Lock()
         self._expired = False
+        #: The in-process runtime's routing, once built (its queued route events are
+        #: kept in the outbox if the deadline passes).
+        self.routing: Any = None
 
     def left(self) -> float:
         """Seconds left before the deadline."""
@@ -160,6 +160,11 @@ class _Run:
         budget = self.deadline - self.started
         _log(self.state_dir, f"deadline of {budget:g} s passed while {self.stage}; "
              "nothing more was injected for this prompt")  # fmt: skip
+        if self.routing is not None:  # its queued events, to the outbox (not lost unseen)
+            try:
+                self.routing.abandon_events("the hook's deadline passed")
+            except Exception as exc:  # the process ends now whatever happens
+                _log(self.state_dir, f"route events not kept: {exc}")
         try:
             sys.stdout.flush()
         finally:
@@ -231,7 +236,7 @@ class _Run:
         deadline = self.opts.deadline or settings.deadline_s
         self.deadline = self.started + deadline
         if not self.opts.timeout:
-            self.daemon_timeout = settings.daemon_timeout_s or deadline / 3
+            self.daemon_timeout = settings.daemon_timeout_s or deadline * DAEMON_SHARE
         self.store_wait = settings.store_wait_s
 
     def _in_process(
@@ -254,10 +259,11 @@ class _Run:
             logger.addHandler(handler)
             logger.propagate = False  # into hook.log, not onto the client's stderr
         try:
-            with patience(min(self.store_wait, max(0.0, self.left() - _RESERVE_S))):
+            with patience(self.store_wait, until=self.deadline - _RESERVE_S):
                 config = _config(self.opts, project)
                 roots = flag_roots(self.opts.roots, Path(project))
                 runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))
+                self.routing = runtime.routing
                 try:
                     ctx = runtime.turn_context(
                         prompt, history=history, surface="hook", budget=self.opts.budget

@@ -23,7 +23,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from skillrt.dispatch.model import DispatchRequest, ReadyDispatch, SkillDispatcher
+from skillrt.dispatch.model import DispatchRequest, ReadyDispatch, ResultHook, SkillDispatcher
 from skillrt.errors import RunnerError, SkillNotFound
 from skillrt.execution.base import Runner, RunnerResult
 from skillrt.orchestration.prompt import runtime_header
@@ -99,8 +99,10 @@ class PhaseAgents(ABC):
         """Assemble the prompt for ``runner`` (None: only to show it, manual mode)."""
 
     @abstractmethod
-    def run(self, prepared: PreparedPhase) -> RunnerResult:
-        """Run a prepared agent; raise :class:`RunnerError` on failure."""
+    def run(self, prepared: PreparedPhase, *, on_result: ResultHook | None = None) -> RunnerResult:
+        """Run a prepared agent; raise :class:`RunnerError` on failure. ``on_result``
+        hears of the runner's result before anything is recorded of it (a store that
+        then fails raises ``StoreError``, and the caller has the reply already)."""
 
 
 class DirectAgents(PhaseAgents):
@@ -112,10 +114,13 @@ class DirectAgents(PhaseAgents):
         prompt = f"<runtime-header>\n```yaml\n{header}```\n</runtime-header>\n\n{call.task}"
         return PreparedPhase(call=call, prompt=prompt, role=role, runner=runner)
 
-    def run(self, prepared: PreparedPhase) -> RunnerResult:
+    def run(self, prepared: PreparedPhase, *, on_result: ResultHook | None = None) -> RunnerResult:
         if prepared.runner is None:
             raise RunnerError("this phase was prepared without a runner", retryable=False)
-        return prepared.runner.run(prepared.prompt, timeout_s=prepared.call.timeout_s)
+        result = prepared.runner.run(prepared.prompt, timeout_s=prepared.call.timeout_s)
+        if on_result is not None:
+            on_result(result)
+        return result
 
 
 class DispatchedAgents(PhaseAgents):
@@ -212,13 +217,14 @@ class DispatchedAgents(PhaseAgents):
         ref = SkillRef(name, name, "folder", folder, skill_md)
         return injection_block(ref, load_skill_body(ref, self.config.limits))
 
-    def run(self, prepared: PreparedPhase) -> RunnerResult:
+    def run(self, prepared: PreparedPhase, *, on_result: ResultHook | None = None) -> RunnerResult:
         """Run the phase's dispatch (the dispatcher's path machine: one retry of a
-        retryable runner failure, no fallback); raise :class:`RunnerError` when it failed."""
+        retryable runner failure, no fallback); raise :class:`RunnerError` when it failed.
+        ``on_result`` hears of the runner's result before its execution is recorded."""
         if prepared.dispatch is None:
             raise RunnerError("this phase was prepared without a runner", retryable=False)
         dispatch = prepared.dispatch
-        result = dispatch.dispatcher.run_ready(dispatch.ready)
+        result = dispatch.dispatcher.run_ready(dispatch.ready, on_result=on_result)
         if result.ok:
             return RunnerResult(
                 output=result.output,

@@ -12,53 +12,34 @@ Step 5 runs each phase's agent through a :class:`~skillrt.execution.base.Runner`
 ``advance`` (``manual`` mode). Either way the phase advances only when its memory file
 passes verification; there is no way around it.
 
-A runner that returns text (``writes_files`` False: a model's answer) is asked for the
-memory file's content as its reply, and the engine writes the reply to the file
-(atomically) before verifying it; a file the agent wrote itself during the attempt wins
-over its reply. A memory file that fails verification for a reason a new attempt can
-fix (missing, empty, not completed, too large, unreadable) gets one more attempt with
-the reason in its prompt; then the run blocks. ``Status: BLOCKED`` blocks at once.
-
-While an agent runs, its process group is recorded with the phase; a resume never
-starts a phase's agent beside a live earlier one (:meth:`WorkflowEngine._settle_agent`).
+How a phase runs, is retried and is verified, and how a resume settles an agent a
+killed worker left running: :mod:`skillrt.orchestration.phases`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import time
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from skillrt.errors import (
     InternalError,
     MemoryVerificationFailed,
-    PhaseRunFailed,
-    RunnerError,
     SkillrtError,
     StoreConflict,
     StoreError,
     UsageError,
-    WorkflowAgentRunning,
     WorkflowBusy,
     WorkflowError,
     WorkflowIllegalTransition,
     WorkflowNotFound,
     WorkflowRunnerRequired,
 )
-from skillrt.execution.base import Runner, RunnerResult
-from skillrt.execution.processes import (
-    AgentProcess,
-    SpawnHook,
-    end_group,
-    group_alive,
-    watch_spawns,
-)
-from skillrt.orchestration.agents import DirectAgents, PhaseAgents, PhaseCall, PreparedPhase
+from skillrt.execution.base import Runner
+from skillrt.orchestration.agents import DirectAgents, PhaseAgents
 from skillrt.orchestration.documents import (
     PhaseOutcome,
     render_summary,
@@ -80,17 +61,11 @@ from skillrt.orchestration.learnings import (
     LearningsBook,
     extract_learnings,
 )
-from skillrt.orchestration.memory import (
-    MemoryFolder,
-    context_file_name,
-    reply_content,
-    summary_file_name,
-)
-from skillrt.orchestration.prompt import Delivery, PhasePrompt, build_phase_prompt
-from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec, load_workflow_spec
+from skillrt.orchestration.memory import MemoryFolder, context_file_name, summary_file_name
+from skillrt.orchestration.phases import PhaseSteps, RunnerSlot, file_io
+from skillrt.orchestration.spec import WorkflowSpec, load_workflow_spec
 from skillrt.orchestration.state import (
     LeaseKeeper,
-    PhaseRecord,
     RunRecord,
     WorkflowStore,
     current_owner,
@@ -106,10 +81,6 @@ RunnerFactory = Callable[[Mapping[str, Any]], Runner]
 _NOT_BLOCKING = (WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound, WorkflowRunnerRequired)
 #: The step each resting state leads to (steps 1-4 and 6; step 5 is handled apart).
 _NEXT_STEP = {s.requires: s.number for s in STEPS}
-#: Verification failures another attempt of the phase can fix (it gets one, with the
-#: reason in its prompt). ``blocked`` is the agent's own answer; the others are the
-#: file system's.
-_RETRY_REASONS = frozenset({"missing", "empty", "not_completed", "too_large", "unreadable"})
 
 
 def new_run_id() -> str:
@@ -135,30 +106,7 @@ class EngineSettings:
     kill_grace_s: float = 1.0
 
 
-class _RunnerSlot:
-    """The runner for this drive: given, or built from the run's saved spec on first use."""
-
-    def __init__(
-        self, runner: Runner | None, spec: Mapping[str, Any] | None, factory: RunnerFactory | None
-    ) -> None:
-        self._runner = runner
-        self._spec = spec
-        self._factory = factory
-
-    def get(self, run_id: str) -> Runner:
-        if self._runner is None:
-            if self._spec is None or self._factory is None:
-                raise WorkflowRunnerRequired(
-                    f"run {run_id} needs a runner to run its next phase: pass --runner-cmd, "
-                    "--runner openai --base-url URL --model M (or --manual to drive the "
-                    "phases yourself)",
-                    run_id=run_id,
-                )
-            self._runner = self._factory(self._spec)
-        return self._runner
-
-
-class WorkflowEngine:
+class WorkflowEngine(PhaseSteps):
     """Drives workflow runs stored in a :class:`WorkflowStore`.
 
     Args:
@@ -253,7 +201,7 @@ class WorkflowEngine:
             name=first.name,
             directive=f"Step 1 {first.name}: {first.directive}",
         )
-        return self._drive(run_id, _RunnerSlot(runner, runner_spec, self.runner_factory), owner)
+        return self._drive(run_id, RunnerSlot(runner, runner_spec, self.runner_factory), owner)
 
     def resume(
         self,
@@ -282,7 +230,7 @@ class WorkflowEngine:
                 if new_mode != rec.mode or spec != rec.runner:
                     self.store.set_mode(run_id, new_mode, spec, owner=owner)
                 rec = self.store.load(run_id)
-            slot = _RunnerSlot(runner, rec.runner, self.runner_factory)
+            slot = RunnerSlot(runner, rec.runner, self.runner_factory)
             return self._drive(run_id, slot, owner)
         finally:
             self._release(run_id, owner)
@@ -291,8 +239,10 @@ class WorkflowEngine:
         """Verify ``phase_id``'s memory file and move the FSM on (seed 002 advance_phase).
 
         Blocks with :class:`MemoryVerificationFailed` when the file is missing, empty or
-        not completed; nothing changes then. In manual mode the next phase's directive
-        (or the completion) follows; in runner mode ``resume`` runs the next phase.
+        not completed; nothing changes then. A live earlier agent of the phase (a killed
+        worker's) is settled first, as :meth:`resume` does. In manual mode the next
+        phase's directive (or the completion) follows; in runner mode ``resume`` runs the
+        next phase.
         """
         owner = self._claimant()
         self.store.claim(run_id, owner)
@@ -320,6 +270,9 @@ class WorkflowEngine:
                     phase_id=phase_id,
                 ) from None
             check_phase(prec.state, PhaseState.VERIFIED, run_id=run_id, phase_id=phase_id)
+            # An agent a killed worker left running may still write the file: it is
+            # waited for or ended first (or advance refuses), as resume does.
+            self._settle_agent(rec, prec)
             spec = self._spec(rec)
             folder = self._folder(rec)
             try:
@@ -331,7 +284,7 @@ class WorkflowEngine:
                 self.store.unblock(run_id, owner=owner)
             self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, manual=True)
             if rec.mode == "manual":
-                return self._drive(run_id, _RunnerSlot(None, None, None), owner)
+                return self._drive(run_id, RunnerSlot(None, None, None), owner)
             return self.store.load(run_id)
         finally:
             self._release(run_id, owner)
@@ -347,7 +300,7 @@ class WorkflowEngine:
             pass
 
     # -- the drive loop ----------------------------------------------------------------
-    def _drive(self, run_id: str, runner: _RunnerSlot, owner: str) -> RunRecord:
+    def _drive(self, run_id: str, runner: RunnerSlot, owner: str) -> RunRecord:
         try:
             self.store.claim(run_id, owner)
             self._owner = owner
@@ -367,7 +320,7 @@ class WorkflowEngine:
         finally:
             self._release(run_id, owner)
 
-    def _drive_loop(self, run_id: str, runner: _RunnerSlot) -> RunRecord:
+    def _drive_loop(self, run_id: str, runner: RunnerSlot) -> RunRecord:
         owner = self._owner
         rec = self.store.load(run_id)
         if rec.state is RunState.BLOCKED:
@@ -472,7 +425,7 @@ class WorkflowEngine:
             spec=spec,
             memory_files={p.id: p.memory_file_name(task_id) for p in spec.phases},
         )
-        path = _io(lambda: folder.write(context_file_name(task_id), text), rec.run_id)
+        path = file_io(lambda: folder.write(context_file_name(task_id), text), rec.run_id)
         output = {"memory_file": str(path), "memory_dir": str(folder.root)}
         seq = self.store.complete_step(rec.run_id, 4, output, owner=self._owner)
         self._emit_step(rec.run_id, 4, output, seq)
@@ -501,7 +454,7 @@ class WorkflowEngine:
         changed: list[str] = []
         for p in rec.phases:
             path = folder.path_for(p.memory_file)
-            data: bytes = _io(path.read_bytes, rec.run_id)
+            data: bytes = file_io(path.read_bytes, rec.run_id)
             text = data.decode("utf-8-sig", errors="replace")
             sha = hashlib.sha256(data).hexdigest()
             outcomes.append(PhaseOutcome(p.phase_id, p.agent, p.memory_file, text, sha))
@@ -519,11 +472,13 @@ class WorkflowEngine:
         document = render_summary_document(
             skill=rec.skill, task_id=task_id, query=rec.query, summary=summary, outcomes=outcomes
         )
-        summary_path = _io(lambda: folder.write(summary_file_name(task_id), document), rec.run_id)
+        summary_path = file_io(
+            lambda: folder.write(summary_file_name(task_id), document), rec.run_id
+        )
         learnings_file = None
         if self.settings.merge_learnings and lessons:
             book = self._learnings(rec)
-            merged = _io(lambda: book.merge(rec.domain or "", lessons), rec.run_id)
+            merged = file_io(lambda: book.merge(rec.domain or "", lessons), rec.run_id)
             learnings_file = str(merged.path) if merged.path is not None else None
         output: dict[str, Any] = {
             "summary": summary,
@@ -551,390 +506,6 @@ class WorkflowEngine:
             output=output,
             directive=COMPLETE_MARKER,
         )
-
-    # -- step 5: phases ----------------------------------------------------------------
-    def _run_phases(self, rec: RunRecord, runner: _RunnerSlot) -> bool:
-        """Run or issue each unverified phase in order; False when awaiting an agent."""
-        spec = self._spec(rec)
-        folder = self._folder(rec)
-        for prec in rec.phases:
-            if prec.state is PhaseState.VERIFIED:
-                continue
-            phase = spec.phase(prec.phase_id)
-            if prec.state in (PhaseState.RUNNING, PhaseState.FAILED):
-                # Interrupted or failed earlier: an agent a killed worker left behind is
-                # waited for or ended first; then the memory file may be complete already.
-                self._settle_agent(rec, prec)
-                try:
-                    verified = folder.verify(prec.memory_file, phase_id=phase.id)
-                except MemoryVerificationFailed:
-                    pass
-                else:
-                    self._mark_verified(
-                        rec, spec, prec, verified.sha256, verified.bytes, resumed=True
-                    )
-                    continue
-            if rec.mode == "manual":
-                self._issue_manual(rec, spec, phase, prec, folder)
-                return False
-            agent = runner.get(rec.run_id)
-            self._run_phase(rec, spec, phase, prec, folder, agent)
-        return True
-
-    def _settle_agent(self, rec: RunRecord, prec: PhaseRecord) -> None:
-        """Never run a phase beside a live earlier agent of it (one a killed worker left).
-
-        Gone: nothing to do. Alive on this host: an agent that writes files may still
-        finish its memory file, so it gets up to ``orphan_wait_s``; then (at once for
-        one that returns text, whose reply has no reader left) its process group is
-        ended. Alive on another host, or not ours to end: :class:`WorkflowAgentRunning`
-        until its lease (the phase's timeout) runs out.
-        """
-        if not prec.agent_process:
-            return
-        agent = AgentProcess.from_dict(prec.agent_process)
-        lease = prec.agent_process.get("lease_until")
-        left = float(lease) - time.time() if isinstance(lease, (int, float)) else None
-
-        def refuse(why: str) -> WorkflowAgentRunning:
-            return WorkflowAgentRunning(
-                f"phase {prec.phase_id} of run {rec.run_id}: its earlier agent (process group "
-                f"{agent.pgid} on {agent.host}) is still running and {why}; no second agent "
-                "starts beside it. Stop it, or resume after it ends"
-                + (f" (its lease ends in {left:.0f} s)" if left and left > 0 else ""),
-                run_id=rec.run_id,
-                phase_id=prec.phase_id,
-                host=agent.host,
-                pgid=agent.pgid,
-                lease_expires_in_s=round(left, 3) if left is not None else None,
-            )
-
-        if not agent.local:
-            if left is not None and left <= 0:
-                return  # its lease ran out: whatever it was doing, it may not write now
-            raise refuse("runs on another host")
-        if not group_alive(agent):
-            return
-        wait = self.settings.orphan_wait_s if agent.writes_files else 0.0
-        deadline = time.monotonic() + max(0.0, wait)
-        while group_alive(agent) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        ended = False
-        if group_alive(agent):
-            if not end_group(agent.pgid, grace_s=self.settings.kill_grace_s):
-                raise refuse("cannot be ended from this process")
-            ended = True
-        self.store.record_agent(rec.run_id, prec.phase_id, None, owner=self._owner)
-        self._emit(
-            rec.run_id,
-            "agent_settled",
-            RunState.TRIGGERING_AGENTS,
-            rec.seq,
-            step=5,
-            phase_id=prec.phase_id,
-            agent=prec.agent,
-            directive=(
-                f"ended the phase's earlier agent (process group {agent.pgid}) that a killed "
-                "worker left running"
-                if ended
-                else f"the phase's earlier agent (process group {agent.pgid}) finished"
-            ),
-            extra={"pgid": agent.pgid, "ended": ended},
-        )
-
-    def _run_phase(
-        self,
-        rec: RunRecord,
-        spec: WorkflowSpec,
-        phase: PhaseSpec,
-        prec: PhaseRecord,
-        folder: MemoryFolder,
-        runner: Runner,
-    ) -> None:
-        """Run the phase's agent; a verification failure another attempt can fix gets
-        one more attempt, told why (as does a resumed phase whose last attempt failed so)."""
-        failure = _verification_failure(prec.last_error)
-        for last in (False, True):
-            try:
-                self._attempt_phase(rec, spec, phase, prec, folder, runner, failure)
-                return
-            except MemoryVerificationFailed as exc:
-                if last or runner.dry_run or exc.reason not in _RETRY_REASONS:
-                    raise
-                failure = exc.message
-            rec = self.store.load(rec.run_id)
-            prec = rec.phase(phase.id)
-
-    def _attempt_phase(
-        self,
-        rec: RunRecord,
-        spec: WorkflowSpec,
-        phase: PhaseSpec,
-        prec: PhaseRecord,
-        folder: MemoryFolder,
-        runner: Runner,
-        failure: str | None,
-    ) -> None:
-        run_id = rec.run_id
-        self._point(f"phase:{phase.id}", run_id)
-        prepared = self._prepare(rec, spec, phase, prec.index, folder, runner, failure=failure)
-        prompt = prepared.prompt
-        seq = self.store.phase_transition(
-            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
-        )
-        path = folder.path_for(prec.memory_file)
-        self._emit(
-            run_id,
-            "phase_started",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=phase.id,
-            agent=phase.agent,
-            memory_file=str(path),
-            prompt=prompt,
-            directive=(
-                f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
-                f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; "
-                + (
-                    f"its reply is written to {path}"
-                    if not runner.writes_files
-                    else f"it must write {path}"
-                )
-            ),
-            extra={"index": prec.index, "total": len(spec.phases), "attempt": prec.attempts + 1},
-        )
-        self._point(f"phase:{phase.id}:running", run_id)
-        ran: dict[str, Any] = runner.describe()
-        before = _stamp(path)
-        timeout = prepared.call.timeout_s or self.settings.default_timeout_s
-        try:
-            with watch_spawns(self._agent_recorder(run_id, phase.id, timeout)):
-                result = self.agents.run(prepared)
-        except RunnerError as exc:
-            err = PhaseRunFailed(
-                f"phase {phase.id}: the agent's runner failed: {exc.message}",
-                run_id=run_id,
-                phase_id=phase.id,
-                retryable=exc.retryable,
-                runner_error=exc.to_dict(),
-            )
-            self._mark_failed(rec, phase, err, runner={**ran, "error": exc.code})
-            raise err from exc
-        source = self._deliver(run_id, folder, prec.memory_file, before, result, runner)
-        ran.update(_ran(result, source))
-        self._point(f"phase:{phase.id}:written", run_id)
-        try:
-            verified = folder.verify(prec.memory_file, phase_id=phase.id)
-        except MemoryVerificationFailed as exc:
-            exc.fill(run_id=run_id)
-            self._mark_failed(rec, phase, exc, runner=ran)
-            raise
-        self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, runner=ran)
-
-    def _agent_recorder(self, run_id: str, phase_id: str, timeout_s: float | None) -> SpawnHook:
-        """Records each agent process group the phase's runner starts, with its lease: the
-        phase timeout (plus the kill grace) from now."""
-
-        def record(agent: AgentProcess) -> None:
-            data = agent.to_dict()
-            if timeout_s:
-                data["lease_until"] = time.time() + timeout_s + self.settings.kill_grace_s
-            self.store.record_agent(run_id, phase_id, data, owner=self._owner)
-
-        return record
-
-    def _deliver(
-        self,
-        run_id: str,
-        folder: MemoryFolder,
-        name: str,
-        before: tuple[int, int, int] | None,
-        result: RunnerResult,
-        runner: Runner,
-    ) -> str:
-        """Put the phase's memory file in place: ``agent`` when the agent wrote it during
-        this attempt (it wins over its reply), ``reply`` when its reply was written (for
-        a runner that returns text, or an agent that wrote no file), ``none`` when there
-        was nothing to write (a blank reply, a dry run)."""
-        path = folder.path_for(name)
-        now = _stamp(path)
-        if now is not None and now != before:
-            return "agent"
-        if runner.dry_run:
-            return "none"
-        text = reply_content(result.output)
-        if not text:
-            return "none"
-        _io(lambda: folder.write(name, text), run_id)
-        return "reply"
-
-    def _issue_manual(
-        self,
-        rec: RunRecord,
-        spec: WorkflowSpec,
-        phase: PhaseSpec,
-        prec: PhaseRecord,
-        folder: MemoryFolder,
-    ) -> None:
-        prepared = self._prepare(rec, spec, phase, prec.index, folder, None)
-        prompt = prepared.prompt
-        if prec.state is PhaseState.RUNNING:
-            seq = rec.seq  # already issued and saved: repeat the directive
-        else:
-            self._point(f"phase:{phase.id}", rec.run_id)
-            seq = self.store.phase_transition(
-                rec.run_id,
-                phase.id,
-                PhaseState.RUNNING,
-                prompt_sha256=_sha(prompt),
-                owner=self._owner,
-            )
-        path = folder.root / prec.memory_file
-        self._emit(
-            rec.run_id,
-            "phase_awaiting",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=phase.id,
-            agent=phase.agent,
-            memory_file=str(path),
-            prompt=prompt,
-            directive=(
-                f"Execute agent '{phase.agent}' (role {prepared.role}) with the prompt "
-                f"below. It must write {path} ending with the line 'Status: COMPLETED'. Then "
-                f"run: skillrt workflow advance {rec.run_id} {phase.id}"
-            ),
-            extra={"index": prec.index, "total": len(spec.phases)},
-        )
-
-    def _mark_failed(
-        self,
-        rec: RunRecord,
-        phase: PhaseSpec,
-        err: SkillrtError,
-        *,
-        runner: Mapping[str, Any] | None = None,
-    ) -> None:
-        seq = self.store.phase_transition(
-            rec.run_id,
-            phase.id,
-            PhaseState.FAILED,
-            error=err.to_dict(),
-            runner=runner,
-            detail={"runner": dict(runner)} if runner else None,
-            owner=self._owner,
-        )
-        self._emit(
-            rec.run_id,
-            "phase_failed",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=phase.id,
-            agent=phase.agent,
-            error=err.to_dict(),
-            directive=err.message,
-        )
-
-    def _mark_verified(
-        self,
-        rec: RunRecord,
-        spec: WorkflowSpec,
-        prec: PhaseRecord,
-        sha256: str,
-        size: int,
-        *,
-        resumed: bool = False,
-        manual: bool = False,
-        runner: Mapping[str, Any] | None = None,
-    ) -> None:
-        detail: dict[str, Any] = {"bytes": size}
-        if resumed:
-            detail["verified_on_resume"] = True
-        if manual:
-            detail["advanced_manually"] = True
-        if runner:
-            detail["runner"] = dict(runner)
-        seq = self.store.phase_transition(
-            rec.run_id,
-            prec.phase_id,
-            PhaseState.VERIFIED,
-            memory_sha256=sha256,
-            detail=detail,
-            runner=runner,
-            owner=self._owner,
-        )
-        nxt = prec.index + 1
-        if nxt < len(spec.phases):
-            following = spec.phases[nxt]
-            directive = (
-                f"Phase {nxt + 1}/{len(spec.phases)} {following.id}: agent {following.agent}"
-            )
-        else:
-            directive = "All phases verified; step 5 TRIGGER_AGENTS completes"
-        self._emit(
-            rec.run_id,
-            "phase_verified",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=prec.phase_id,
-            agent=prec.agent,
-            memory_file=str(self._folder(rec).root / prec.memory_file),
-            directive=directive,
-            extra={"sha256": sha256, "bytes": size, **detail},
-        )
-
-    def _prepare(
-        self,
-        rec: RunRecord,
-        spec: WorkflowSpec,
-        phase: PhaseSpec,
-        index: int,
-        folder: MemoryFolder,
-        runner: Runner | None,
-        *,
-        failure: str | None = None,
-    ) -> PreparedPhase:
-        assert rec.task_id is not None and rec.domain is not None
-        task_id = rec.task_id
-        # A phase sees its context patterns' matches among the files that exist before
-        # it: never its own memory file, later phases' files or the step-6 summary.
-        exclude = {p.memory_file_name(task_id) for p in spec.phases[index:]}
-        exclude.add(summary_file_name(task_id))
-        context = folder.match(phase.context, task_id, exclude=exclude)
-        learnings = self._learnings(rec).read(
-            rec.domain, max_chars=self.settings.max_learnings_chars
-        )
-        task = build_phase_prompt(
-            PhasePrompt(
-                skill=spec.name,
-                run_id=rec.run_id,
-                task_id=task_id,
-                phase=phase,
-                index=index,
-                total=len(spec.phases),
-                domain=rec.domain,
-                confidence=str(rec.steps[2].get("confidence", "")),
-                learnings=learnings,
-                context=tuple(context),
-                memory_file=str(folder.root / phase.memory_file_name(task_id)),
-                role=self.agents.role_for(phase),
-                delivery=_delivery(runner),
-                previous_failure=failure,
-            )
-        )
-        call = PhaseCall(
-            run_id=rec.run_id,
-            skill=rec.skill,
-            phase=phase,
-            task=task,
-            timeout_s=phase.timeout_s or self.settings.default_timeout_s,
-            skill_dir=rec.skill_dir,
-        )
-        return self.agents.prepare(call, runner)
 
     # -- helpers -----------------------------------------------------------------------
     def _get_classifier(self) -> DomainClassifier:
@@ -1015,60 +586,3 @@ class WorkflowEngine:
 def _describe(runner: Runner | None) -> dict[str, Any] | None:
     """How to build ``runner`` again on resume (:meth:`Runner.describe`)."""
     return runner.describe() if runner is not None else None
-
-
-def _delivery(runner: Runner | None) -> Delivery:
-    if runner is None:
-        return "manual"
-    return "file" if runner.writes_files else "reply"
-
-
-def _verification_failure(error: Mapping[str, Any] | None) -> str | None:
-    """The message of a phase's last error when it was a verification failure another
-    attempt can fix (a resumed phase's prompt says why it runs again)."""
-    if not error or error.get("code") != MemoryVerificationFailed.code:
-        return None
-    if error.get("reason") not in _RETRY_REASONS:
-        return None
-    return str(error.get("message") or "") or None
-
-
-def _stamp(path: Path) -> tuple[int, int, int] | None:
-    """What tells a file rewritten from the one that was there: inode, size, mtime."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _ran(result: RunnerResult, source: str) -> dict[str, Any]:
-    """A phase attempt's runner record: exit, latency, tokens, where the file came from."""
-    out: dict[str, Any] = {
-        "exit_code": result.exit_code,
-        "latency_ms": round(result.latency_ms, 3),
-        "tokens_in": result.tokens_in,
-        "tokens_out": result.tokens_out,
-        "memory_from": source,
-    }
-    attempts = result.meta.get("attempts")
-    if isinstance(attempts, int):
-        out["runner_attempts"] = attempts
-    return out
-
-
-def _sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-T = TypeVar("T")
-
-
-def _io(fn: Callable[[], T], run_id: str) -> T:
-    """Run a file operation; an OSError becomes a structured, resumable WorkflowError."""
-    try:
-        return fn()
-    except OSError as exc:
-        raise WorkflowError(
-            f"file operation failed: {exc}", run_id=run_id, path=getattr(exc, "filename", None)
-        ) from exc

@@ -14,14 +14,14 @@ gives a :class:`~skillrt.store.postgres.PostgresStore`, anything else a SQLite f
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
-from contextvars import ContextVar
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Protocol
+
+from skillrt.store.patience import patience, patience_deadline, store_wait
 
 __all__ = [
     "MEMORY",
@@ -37,38 +37,12 @@ __all__ = [
     "open_location",
     "patience",
     "patience_deadline",
+    "store_wait",
     "url_scheme",
 ]
 
 MEMORY = ":memory:"
 _PG_SCHEMES = ("postgresql://", "postgres://")
-
-
-#: The latest moment store calls of this context may wait for a server (None: no bound).
-_PATIENCE: ContextVar[float | None] = ContextVar("skillrt_store_patience", default=None)
-
-
-@contextmanager
-def patience(seconds: float | None) -> Iterator[None]:
-    """Store calls made inside wait at most ``seconds`` (from now) for a server that is
-    slow to answer or cannot be reached, then raise ``StoreUnavailable``, whatever the
-    store's own ``retry_s`` and connect timeout say. Nests (the tighter bound wins); a
-    thread started inside does not inherit it. None: no bound."""
-    if seconds is None:
-        yield
-        return
-    deadline = time.monotonic() + max(0.0, seconds)
-    current = _PATIENCE.get()
-    token = _PATIENCE.set(deadline if current is None else min(current, deadline))
-    try:
-        yield
-    finally:
-        _PATIENCE.reset(token)
-
-
-def patience_deadline() -> float | None:
-    """The bound :func:`patience` set for this context (a ``time.monotonic()``), or None."""
-    return _PATIENCE.get()
 
 
 def is_postgres_url(location: object) -> bool:
@@ -189,6 +163,13 @@ class Store(ABC):
     @abstractmethod
     def location(self) -> str:
         """Where the state lives, for messages (a URL never shows its password)."""
+
+    @property
+    def unreachable(self) -> bool:
+        """Known not to answer now (a server this handle never reached, whose last
+        attempt failed moments ago): a caller that may skip the store skips it. An
+        embedded store never is."""
+        return False
 
     @property
     def is_memory(self) -> bool:

@@ -7,27 +7,40 @@ server's own words, and nothing retries or logs behind its back:
 - :class:`~skillrt.errors.StoreMisconfigured` (``E_STORE_CONFIG``, not retryable): the
   server refused this configuration (no such database or role, failed authentication,
   an unknown option) or the URL cannot be used at all (malformed, a bad ``sslmode``,
-  an unknown host). Trying again changes nothing.
+  an unknown host). Trying again changes nothing. (Told by the error's SQLSTATE when
+  there is one, else by its words; a handle that reached its server before treats any
+  refusal as the next kind.)
 - :class:`~skillrt.errors.StoreUnavailable` (``E_STORE_UNAVAILABLE``, retryable): the
   server cannot be reached (refused, no socket, starting up, full) or did not answer
   within ``connect_timeout_s``.
 
 At most ``size`` connections are out at once; a returned connection that is broken, or
 left inside a transaction that cannot be rolled back, is closed rather than kept.
+
+A connection over TCP sends keepalives and gives up on data its server does not
+acknowledge (``keepalives_*`` and ``tcp_user_timeout`` from ``connect_timeout_s``,
+unless the URL sets them): a host that vanished, or a cut network, fails a statement
+in about four connect timeouts instead of the kernel's minutes. A server process that
+still acknowledges but does not answer (stopped, hung) is another matter: only a
+deadline ends the wait (:func:`bounded`, used within a
+:func:`~skillrt.store.patience.patience` budget).
 """
 
 from __future__ import annotations
 
 import math
+import os
 import re
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from skillrt.errors import StoreDriverMissing, StoreError, StoreMisconfigured, StoreUnavailable
 
-__all__ = ["ConnectionPool", "classify", "driver"]
+__all__ = ["ConnectionPool", "bounded", "classify", "driver", "too_late"]
 
 #: Failures of a server that exists and was asked correctly, but cannot serve now.
 _TRANSIENT = (
@@ -35,6 +48,7 @@ _TRANSIENT = (
     "the database system is shutting down",
     "the database system is in recovery mode",
     "not yet accepting connections",
+    "not accepting connections",  # PostgreSQL 14+: "the database system is not ..."
     "too many clients",
     "connection slots are reserved",
     "terminating connection",
@@ -42,6 +56,10 @@ _TRANSIENT = (
     "temporary failure in name resolution",
     "server closed the connection unexpectedly",
 )
+#: SQLSTATE classes of a server that cannot serve now: connection exceptions,
+#: insufficient resources (too many clients), operator intervention (shutting down,
+#: starting up), system errors. Any other SQLSTATE refuses the configuration.
+_TRANSIENT_CLASSES = ("08", "53", "57", "58")
 #: Failures that only a change of configuration cures (besides any ``FATAL`` the
 #: server answers at startup, which refuses who or what was asked for).
 _PERMANENT = (
@@ -86,14 +104,22 @@ def _detail(exc: BaseException) -> str:
 
 
 def classify(exc: BaseException, location: str, timeout_s: float) -> StoreError:
-    """The store error a failed connection attempt is (see the module docstring)."""
+    """The store error a failed connection attempt is (see the module docstring): by
+    the error's SQLSTATE when the driver gives one, else by libpq's and the server's
+    words (English; a server answering in another language is told apart only by a
+    handle that reached it before: :class:`~skillrt.store.postgres.PostgresStore`
+    retries it)."""
     psycopg = driver()
     detail = _detail(exc)
     lowered = str(exc).lower()
-    permanent = isinstance(exc, psycopg.ProgrammingError) or (
-        not any(t in lowered for t in _TRANSIENT)
-        and ("fatal:" in lowered or any(p in lowered for p in _PERMANENT))
-    )
+    sqlstate = getattr(exc, "sqlstate", None)
+    if isinstance(sqlstate, str) and sqlstate:
+        permanent = not sqlstate.startswith(_TRANSIENT_CLASSES)
+    else:
+        permanent = isinstance(exc, psycopg.ProgrammingError) or (
+            not any(t in lowered for t in _TRANSIENT)
+            and ("fatal:" in lowered or any(p in lowered for p in _PERMANENT))
+        )
     if permanent:
         return StoreMisconfigured(
             f"state store {location} refused the connection: {detail} "
@@ -110,6 +136,92 @@ def classify(exc: BaseException, location: str, timeout_s: float) -> StoreError:
         retryable=True,
         detail=detail,
     )
+
+
+def too_late(location: str) -> StoreUnavailable:
+    """The error of a store call that ran out of the time it had to wait."""
+    return StoreUnavailable(
+        f"the state store {location} did not answer in time (skillrt went on without it)",
+        url=location,
+        retryable=True,
+    )
+
+
+class _Cutoff:
+    """Shuts ``conn``'s socket down after ``seconds`` unless disarmed first: the
+    statement waiting on it fails at once, and the connection is dropped. (A cancel
+    request would not do: it goes to the same server, which may be the one that does
+    not answer, and a stopped backend acts on it only when it runs again.)"""
+
+    def __init__(self, conn: Any, seconds: float) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self._armed = True
+        self.fired = False
+        self._timer = threading.Timer(seconds, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _fire(self) -> None:
+        with self._lock:
+            if not self._armed:
+                return
+            self.fired = True
+            try:
+                fd = os.dup(self._conn.fileno())
+            except Exception:  # closed meanwhile (psycopg raises its own error)
+                return
+            sock = socket.socket(fileno=fd)
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            finally:
+                sock.close()  # the duplicate only; the driver still owns its descriptor
+
+    def disarm(self) -> None:
+        with self._lock:
+            self._armed = False
+        self._timer.cancel()
+
+
+@contextmanager
+def bounded(conn: Any, deadline: float | None, location: str) -> Iterator[None]:
+    """Statements on ``conn`` inside end by ``deadline`` (a ``time.monotonic()``; None:
+    no bound): past it the connection is cut (:class:`_Cutoff`) and
+    :func:`too_late` raised; with no time left, raised at once."""
+    if deadline is None:
+        yield
+        return
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise too_late(location)
+    cut = _Cutoff(conn, left)
+    try:
+        yield
+    except Exception as exc:
+        if cut.fired and isinstance(exc, (driver().Error, StoreError)):
+            raise too_late(location) from exc  # whatever the cut connection said
+        raise
+    finally:
+        cut.disarm()
+
+
+def _keepalives(url: str, timeout_s: float) -> dict[str, Any]:
+    """TCP keepalive and user-timeout settings from ``timeout_s``, except those the URL
+    gives itself (libpq ignores them on a Unix socket)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    seconds = max(1, math.ceil(timeout_s))
+    wanted: dict[str, Any] = {
+        "keepalives": 1,
+        "keepalives_idle": seconds,
+        "keepalives_interval": seconds,
+        "keepalives_count": 3,
+        "tcp_user_timeout": 4 * seconds * 1000,  # milliseconds
+    }
+    given = conninfo_to_dict(url)
+    return {k: v for k, v in wanted.items() if k not in given}
 
 
 class ConnectionPool:
@@ -219,14 +331,18 @@ class ConnectionPool:
             pass
 
     def put(self, conn: Any) -> None:
-        """Give ``conn`` back: kept when it is healthy and outside any transaction."""
+        """Give ``conn`` back: kept when it is healthy and outside any transaction (one
+        left inside is rolled back, within the caller's store budget)."""
+        from skillrt.store.patience import patience_deadline
+
         psycopg = driver()
         try:
             keep = not (self._closed or conn.closed or conn.broken)
             if keep and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 try:
-                    conn.execute("ROLLBACK")
-                except psycopg.Error:
+                    with bounded(conn, patience_deadline(), self.location):
+                        conn.execute("ROLLBACK")
+                except (psycopg.Error, StoreUnavailable):
                     keep = False
             if keep:
                 with self._lock:
@@ -242,6 +358,7 @@ class ConnectionPool:
             conn = psycopg.connect(
                 self.url,
                 connect_timeout=max(2, math.ceil(self.connect_timeout_s)),
+                **_keepalives(self.url, self.connect_timeout_s),
                 **self._options,
             )
         except psycopg.Error as exc:

@@ -18,7 +18,9 @@ same handle fail at once for ``connect_timeout_s``). Once it has reached it, a s
 restart or a dropped connection is survived: a connection that fails before its
 transaction did anything is replaced and the transaction begins again, for up to
 ``retry_s``; one that fails inside a transaction rolls it back (the server does) and
-raises ``StoreUnavailable``, so the caller decides.
+raises ``StoreUnavailable``, so the caller decides. A refusal such a handle meets (the
+server shutting down or not accepting connections, in words of any language) is
+``StoreUnavailable`` too: the configuration worked before.
 
 The driver is optional (``pip install skillrt[postgres]``) and imported on first use.
 """
@@ -48,9 +50,9 @@ from skillrt.store.base import (
     Cursor,
     Dialect,
     Store,
-    patience_deadline,
+    store_wait,
 )
-from skillrt.store.pgpool import ConnectionPool, driver
+from skillrt.store.pgpool import ConnectionPool, bounded, driver, too_late
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 
 if TYPE_CHECKING:
@@ -160,9 +162,10 @@ class PgConnection(Connection):
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         psycopg = driver()
         try:
-            cursor: Cursor = (
-                self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
-            )
+            with store_wait() as bound, bounded(self.raw, bound, self._location):
+                cursor: Cursor = (
+                    self.raw.execute(_pg_sql(sql), params) if params else self.raw.execute(sql)
+                )
         except psycopg.Error as exc:
             raise _translate(exc, self._location) from exc
         return cursor
@@ -170,7 +173,11 @@ class PgConnection(Connection):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         psycopg = driver()
         try:
-            with self.raw.cursor() as cur:
+            with (
+                store_wait() as bound,
+                bounded(self.raw, bound, self._location),
+                self.raw.cursor() as cur,
+            ):
                 cur.executemany(_pg_sql(sql), list(rows))
         except psycopg.Error as exc:
             raise _translate(exc, self._location) from exc
@@ -189,18 +196,20 @@ class _AutoConnection(Connection):
         retry = sql.lstrip()[:6].upper().startswith(_READS)  # a read is safe to repeat
         store = self._store
         deadline = time.monotonic() + store.retry_s
-        while True:
-            with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
-                try:
-                    cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
-                    rows = cur.fetchall() if cur.description is not None else []
-                    return _Result(rows, cur.rowcount, cur.description)
-                except psycopg.OperationalError as exc:
-                    if not (retry and raw.broken and time.monotonic() < deadline):
+        with store_wait() as bound:
+            while True:
+                with store._borrow(retry_s=max(0.0, deadline - time.monotonic())) as raw:
+                    try:
+                        with bounded(raw, bound, store.location):
+                            cur = raw.execute(_pg_sql(sql), params) if params else raw.execute(sql)
+                            rows = cur.fetchall() if cur.description is not None else []
+                        return _Result(rows, cur.rowcount, cur.description)
+                    except psycopg.OperationalError as exc:
+                        if not (retry and raw.broken and time.monotonic() < deadline):
+                            raise _translate(exc, store.location) from exc
+                    except psycopg.Error as exc:
                         raise _translate(exc, store.location) from exc
-                except psycopg.Error as exc:
-                    raise _translate(exc, store.location) from exc
-            time.sleep(0.05)
+                time.sleep(0.05)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         with self._store.transaction() as conn:
@@ -263,6 +272,17 @@ class PostgresStore(Store):
         return f"{masked} (schema {self.schema})" if self.schema else masked
 
     @property
+    def unreachable(self) -> bool:
+        """This handle never reached its server, and its last attempt (or the last
+        attempt of the handle it was reopened from) failed within ``connect_timeout_s``."""
+        failed = self._unreached_error
+        return (
+            not self._reached
+            and failed is not None
+            and time.monotonic() < failed[0] + self.connect_timeout_s
+        )
+
+    @property
     def local(self) -> Store:
         if self._local_store is None:
             from skillrt.store.sqlite import SqliteStore
@@ -314,6 +334,19 @@ class PostgresStore(Store):
             if not self._reached:
                 self._unreached_error = (time.monotonic(), exc)
             raise
+        except StoreMisconfigured as exc:
+            if not self._reached:
+                raise
+            # It took this configuration before: what refuses it now is a server being
+            # restarted, shut down or reconfigured (or one answering in a language
+            # the words were not matched in); retried like an unreachable server.
+            detail = exc.context.get("detail") or exc.message
+            raise StoreUnavailable(
+                f"cannot reach the state store {self.location}: {detail}",
+                url=self.location,
+                retryable=True,
+                detail=detail,
+            ) from exc
         self._reached = True
         self._unreached_error = None
         return conn
@@ -325,13 +358,21 @@ class PostgresStore(Store):
         reached fails at once too, unless this handle has reached it before (a restart,
         a dropped connection): then it tries again until ``deadline`` (nothing has been
         done on the server yet, so trying again is safe). Within
-        :func:`~skillrt.store.base.patience`, ``deadline`` is at most its bound.
+        :func:`~skillrt.store.base.patience`, ``deadline`` is at most what is left of
+        its budget (none left: ``StoreUnavailable`` at once).
         """
+        with store_wait() as bound:
+            if bound is not None:
+                if bound <= time.monotonic():
+                    raise too_late(self.location)
+                deadline = min(deadline, bound)
+            return self._acquire_by(deadline, prepare, bound)
+
+    def _acquire_by(
+        self, deadline: float, prepare: Callable[[Any], None] | None, bound: float | None
+    ) -> Any:
         pool = self._get_pool()
         psycopg = driver()
-        bound = patience_deadline()
-        if bound is not None:
-            deadline = min(deadline, bound)
         delay = 0.05
         while True:
             try:
@@ -345,10 +386,11 @@ class PostgresStore(Store):
                 delay = min(1.0, delay * 2)
                 continue
             try:
-                if not self._migrated:
-                    self._migrate(conn)
-                if prepare is not None:
-                    prepare(conn)
+                with bounded(conn, bound, self.location):
+                    if not self._migrated:
+                        self._migrate(conn)
+                    if prepare is not None:
+                        prepare(conn)
                 return conn
             except StoreUnavailable:
                 pool.put(conn)
@@ -403,12 +445,14 @@ class PostgresStore(Store):
         except BaseException:
             if not raw.broken:
                 try:
-                    raw.execute("ROLLBACK")
-                except psycopg.Error:
+                    with store_wait() as bound, bounded(raw, bound, self.location):
+                        raw.execute("ROLLBACK")
+                except (psycopg.Error, StoreUnavailable):
                     pass  # the server rolls back a transaction whose connection is gone
             raise
         try:
-            raw.execute("COMMIT")
+            with store_wait() as bound, bounded(raw, bound, self.location):
+                raw.execute("COMMIT")
         except psycopg.Error as exc:
             raise _translate(exc, self.location) from exc
 
@@ -474,7 +518,7 @@ class PostgresStore(Store):
         )
 
     def schema_version(self) -> int:
-        with self._borrow() as conn:
+        with store_wait() as bound, self._borrow() as conn, bounded(conn, bound, self.location):
             return self._read_version(conn)
 
     # -- lifecycle -------------------------------------------------------------------
@@ -492,6 +536,7 @@ class PostgresStore(Store):
             connect_timeout_s=self.connect_timeout_s,
         )
         other._reached = self._reached  # the server was there: a failure now is a restart
+        other._unreached_error = self._unreached_error  # it was not: fail as fast as this one
         return other
 
     def close(self) -> None:

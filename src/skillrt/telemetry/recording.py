@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
+from skillrt.config import StateConfig
 from skillrt.telemetry.events import record_route, route_event
 
 if TYPE_CHECKING:
@@ -48,18 +49,16 @@ def record_result(
     return replace(result, events=(data,))
 
 
-#: Default of ``state.route_wait_s``: longest a route waits on the state store.
-DEFAULT_STORE_WAIT_S = 0.3
-
-
 class RecordingRouter:
     """Routes through the current router and records each route's T1 event: in the
     request on a local store, through a background :class:`RouteEventWriter` on a store
     written over the network (the route never waits on it).
 
-    A route waits on the state store (for per-skill stats) at most ``store_wait_s``
-    (:func:`~skillrt.store.base.patience`): past it, the route goes on with the stats
-    last read (or none), so a store outage never holds a route.
+    On a store written over the network, a route waits on it (the enable state, when
+    the skills are read for the first time, and per-skill stats) at most
+    ``store_wait_s`` all told (:func:`~skillrt.store.base.patience`; default
+    ``state.route_wait_s``): past it, the route goes on with every skill enabled and
+    the stats last read (or none), so a store outage never holds a route.
 
     The facade's ``route`` and the dispatch service's planning both route through one
     of these, so a route is recorded the same way whoever asked for it.
@@ -72,7 +71,7 @@ class RecordingRouter:
         telemetry: TelemetryConfig,
         *,
         record_query_text: bool = False,
-        store_wait_s: float | None = DEFAULT_STORE_WAIT_S,
+        store_wait_s: float | None = StateConfig.route_wait_s,
     ) -> None:
         self._router = router
         self.store = store
@@ -100,8 +99,10 @@ class RecordingRouter:
         surface = surface or "library"
         attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
         with span("skillrt.route", attrs, enabled=self.telemetry.otel) as sp:
-            router = self._router()  # built first: the wait below is the route's alone
+            # One budget for every wait on the store: building the router reads the
+            # enable state (the first time), the route reads stats.
             with patience(self.store_wait_s if self.store.background_writes else None):
+                router = self._router()
                 result = router.route(
                     query,
                     history=history,
@@ -142,6 +143,11 @@ class RecordingRouter:
     def flush_events(self, timeout_s: float = 10.0) -> bool:
         """Wait until queued route events are written (True when none is left)."""
         return self._events.flush(timeout_s) if self._events is not None else True
+
+    def abandon_events(self, why: str) -> int:
+        """For a process about to end at once: queued route events to the outbox now,
+        never waiting on the store (:meth:`RouteEventWriter.abandon`)."""
+        return self._events.abandon(why) if self._events is not None else 0
 
     def close(self, timeout_s: float | None = None) -> None:
         """Write the queued route events (waiting at most ``timeout_s``; default the

@@ -11,8 +11,9 @@ lock wait is ``telemetry.write_timeout_ms``. So:
   ``give_up_s``, or that overflow the queue, go to this machine's outbox
   (:mod:`skillrt.telemetry.outbox`), and so do the events still queued when the writer
   is closed (after a flush bounded by ``close(timeout_s)``, skipped while the store is
-  known to be unreachable). A writer that reaches the store writes the outbox's events
-  (at start, when the store comes back, and every ``DRAIN_INTERVAL_S`` while some wait);
+  known to be unreachable: never reached, its last attempt failed). A writer that
+  reaches the store writes the outbox's events (at start, when the store comes back,
+  and every ``DRAIN_INTERVAL_S`` while some wait);
 - a read-only or broken store (an error that retrying cannot cure) costs the events
   at once (with a warning, counted as lost in the outbox), never a route;
 - writes are idempotent (a batch retried after an unanswered commit, or written from
@@ -30,7 +31,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -72,6 +73,20 @@ class _Pending:
     event: RouteEvent
     candidates: list[str]
     first_try: float = 0.0
+
+
+@dataclass
+class _Failed:
+    """What a failed write decided for its events (see ``RouteEventWriter._failed``)."""
+
+    #: Refused for good: counted as lost.
+    dropped: list[_Pending] = field(default_factory=list)
+    #: Waited too long, or no room left: to the outbox.
+    give_up: list[_Pending] = field(default_factory=list)
+    #: Put back in the queue to try again.
+    kept: int = 0
+    warn_drop: bool = False
+    newly_failing: bool = False
 
 
 class RouteEventWriter:
@@ -132,6 +147,9 @@ class RouteEventWriter:
         #: Events to move to the outbox (overflow), by the writer thread.
         self._overflow: list[_Pending] = []
         self._cond = threading.Condition()
+        #: Held while events are written to the outbox (a process ending at once waits
+        #: for such a write: :meth:`abandon`).
+        self._keeping = threading.Lock()
         self._closed = False
         self._failing = False
         self._overflowing = False
@@ -216,12 +234,14 @@ class RouteEventWriter:
 
     def close(self, timeout_s: float = DEFAULT_CLOSE_S) -> None:
         """Flush (bounded by ``timeout_s``; not at all while the store is known to be
-        unreachable), keep what is left in the outbox, then stop the writer thread."""
+        unreachable: a server never reached whose last attempt failed, or a write that
+        just failed), keep what is left in the outbox, then stop the writer thread."""
         atexit.unregister(self._atexit)
         with self._cond:
             if self._closed:
                 return
-        self.flush(timeout_s, while_reachable=True)
+        if not self._store.unreachable:
+            self.flush(timeout_s, while_reachable=True)
         with self._cond:
             self._closed = True
             # Events being written are kept too: if that write succeeds after all, the
@@ -236,6 +256,34 @@ class RouteEventWriter:
         if not self._thread.is_alive():
             self._store.close()  # else the thread still uses it; the process ends anyway
 
+    def abandon(self, why: str) -> int:
+        """For a process about to end at once (the hook's deadline): keep every event not
+        written yet in the outbox now, or count it lost, without waiting on the store or
+        for the writer thread's write; the writer takes no more events. Returns how many
+        were handed to the outbox."""
+        atexit.unregister(self._atexit)
+        if not self._cond.acquire(timeout=0.5):  # held only for bookkeeping, never I/O
+            log.warning("telemetry: route events not kept (%s): the writer is busy", why)
+            return 0
+        try:
+            self._closed = True
+            left = [*self._overflow, *self._queue, *self._inflight]
+            self._queue.clear()
+            self._overflow = []
+            self._cond.notify_all()
+        finally:
+            self._cond.release()
+        if not left:
+            return 0
+        if not self._keeping.acquire(timeout=0.5):  # a spill in progress: let it finish
+            log.warning("telemetry: %d route event(s) lost (%s)", len(left), why)
+            return 0
+        try:
+            self._keep_now(left, why)
+        finally:
+            self._keeping.release()
+        return len(left)
+
     # -- writer thread ------------------------------------------------------------------
     def _write(self, batch: Sequence[_Pending] | Batch) -> None:
         from skillrt.telemetry.events import write_route_events
@@ -246,6 +294,10 @@ class RouteEventWriter:
 
     def _keep(self, items: list[_Pending], why: str) -> None:
         """Move ``items`` to the outbox (or count them lost when there is none)."""
+        with self._keeping:
+            self._keep_now(items, why)
+
+    def _keep_now(self, items: list[_Pending], why: str) -> None:
         pairs = [(p.event, p.candidates) for p in items]
         kept = self.outbox.spill(pairs, reason=why) if self.outbox is not None else 0
         with self._cond:
@@ -309,7 +361,7 @@ class RouteEventWriter:
                     item.first_try = now
             failed, error = self._write_batch_or_each(batch)
             recovered = False
-            give_up: list[_Pending] = []
+            outcome = _Failed()
             with self._cond:
                 if self._closed:
                     return  # close() kept this batch in the outbox
@@ -320,16 +372,26 @@ class RouteEventWriter:
                     if not self._queue:
                         self._overflowing = False
                     if self._failing:
-                        log.warning("telemetry: state store writable again; events resumed")
                         self._failing = False
                         recovered = True
                 else:
-                    give_up = self._failed(failed, error)
+                    outcome = self._failed(failed, error)
                 self._cond.notify_all()
-            if give_up:
-                self._keep(give_up, f"the state store was unavailable for {self.give_up_s:g} s")
+            # Files and logs are written with the lock released: a slow disk or a full
+            # stderr pipe must never hold a route that queues an event.
             if recovered:
+                log.warning("telemetry: state store writable again; events resumed")
                 self._drain_at = 0.0  # the store is back: write what waited in the outbox
+            if error is not None:
+                self._report(outcome, error)
+            if outcome.give_up:
+                self._keep(
+                    outcome.give_up, f"the state store was unavailable for {self.give_up_s:g} s"
+                )
+            if outcome.kept:
+                with self._cond:
+                    if not self._closed:
+                        self._cond.wait(0.05)  # back off before retrying
 
     def _write_batch_or_each(
         self, batch: list[_Pending]
@@ -357,47 +419,55 @@ class RouteEventWriter:
                 error = exc
         return failed, (error if failed else None)
 
-    def _failed(self, batch: list[_Pending], error: BaseException) -> list[_Pending]:
-        """Drop what can never be written; put back what may be, oldest first, and
-        return what waited too long (for the outbox). Called holding the lock."""
-        keep: list[_Pending] = []
-        give_up: list[_Pending] = []
+    def _failed(self, batch: list[_Pending], error: BaseException) -> _Failed:
+        """Drop what can never be written; put back what may be, oldest first; say what
+        waited too long (for the outbox). Called holding the lock: only bookkeeping, the
+        caller writes files and logs (:meth:`_report`) once it is released."""
+        out = _Failed()
         final = not isinstance(error, StoreUnavailable)  # read-only, broken: never cured
         now = time.monotonic()
+        keep: list[_Pending] = []
         for item in batch:
             if final or self.read_only:
                 self.dropped += 1
-                if self.outbox is not None:
-                    self.outbox.count_lost(1, f"the state store refused it: {error}")
-                level = logging.DEBUG if self._warned_drop else logging.WARNING
+                out.dropped.append(item)
+            elif now - item.first_try > self.give_up_s:
+                out.give_up.append(item)
+            else:
+                keep.append(item)
+        room = self.max_queue - len(self._queue)
+        if len(keep) > room:  # the queue filled meanwhile: the oldest go to the outbox
+            cut = len(keep) - max(room, 0)
+            out.give_up += keep[:cut]
+            keep = keep[cut:]
+        self._queue.extendleft(reversed(keep))
+        out.kept = len(keep)
+        out.warn_drop = not self._warned_drop
+        if out.dropped:
+            self._warned_drop = True
+        if (keep or out.give_up) and not self._failing:
+            self._failing = True
+            out.newly_failing = True
+        return out
+
+    def _report(self, out: _Failed, error: BaseException) -> None:
+        """Count and log what :meth:`_failed` decided (outside the lock)."""
+        if out.dropped:
+            if self.outbox is not None:
+                self.outbox.count_lost(len(out.dropped), f"the state store refused it: {error}")
+            for n, item in enumerate(out.dropped):
                 log.log(
-                    level,
+                    logging.WARNING if out.warn_drop and n == 0 else logging.DEBUG,
                     "telemetry: route %s was not recorded (state store %s unavailable%s: %s)",
                     item.event.route_id,
                     self.location,
                     ", read-only" if self.read_only else "",
                     error,
                 )
-                self._warned_drop = True
-            elif now - item.first_try > self.give_up_s:
-                give_up.append(item)
-            else:
-                keep.append(item)
-        room = self.max_queue - len(self._queue)
-        if len(keep) > room:  # the queue filled meanwhile: the oldest go to the outbox
-            cut = len(keep) - max(room, 0)
-            give_up += keep[:cut]
-            keep = keep[cut:]
-        self._queue.extendleft(reversed(keep))
-        if keep or give_up:
-            if not self._failing:
-                log.warning(
-                    "telemetry: state store %s is locked or unavailable (%s); route events "
-                    "are queued (routes are unaffected)",
-                    self.location,
-                    error,
-                )
-                self._failing = True
-            if keep:
-                self._cond.wait(0.05)  # back off before retrying
-        return give_up
+        if out.newly_failing:
+            log.warning(
+                "telemetry: state store %s is locked or unavailable (%s); route events "
+                "are queued (routes are unaffected)",
+                self.location,
+                error,
+            )

@@ -1,0 +1,14 @@
+"""The prompt hook's time budget, defined once: :class:`~skillrt.config.HookConfig`
+takes its defaults from here, and so does the hook itself, which must not import the
+config module on its fast path (about 30 ms a prompt: the daemon round trip is less).
+"""
+
+__all__ = ["DAEMON_SHARE", "DEADLINE_S", "STORE_WAIT_S"]
+
+#: ``hook.deadline_s``: seconds the hook may take all told.
+DEADLINE_S = 3.0
+#: The share of the deadline the daemon's answer is waited for, unless
+#: ``hook.daemon_timeout_s`` says otherwise.
+DAEMON_SHARE = 1 / 3
+#: ``hook.store_wait_s``: seconds the in-process work waits on a shared store, all told.
+STORE_WAIT_S = 0.5
