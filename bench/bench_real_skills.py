@@ -42,26 +42,16 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # gen_skills
-try:
-    import skillrt  # noqa: F401
-except ImportError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # dev_data, gen_skills
+from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
-from skillrt.eval.datasets import LabelledQuery, load_catalog, load_queries
+from skillrt.eval.datasets import LabelledQuery, load_catalog
 from skillrt.eval.harness import QueryOutcome, injection_metrics, percentile, style_metrics
 from skillrt.routing.router import Router
 from skillrt.routing.semantic import document_text
 from skillrt.store.sqlite import Store
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
-DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-DEFAULT_QUERIES = [
-    HERE / "data" / "real-skills-dev.queries.jsonl",
-    HERE / "data" / "real-skills-dev.styles.queries.jsonl",
-]
 EVAL_CFG = RoutingConfig(use_stats=False, cold_start=False)
 _WORD = re.compile(r"\w+")
 
@@ -189,19 +179,17 @@ def run_cosine(router: Router, queries: list[LabelledQuery]) -> Run:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
+    add_data_arguments(ap)
     ap.add_argument(
         "--queries", type=Path, action="append", help="query files (default: both dev files)"
     )
-    ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--per-query", type=Path, help="write skillrt's answers, one JSON line each")
     ap.add_argument(
         "--distractors", type=int, default=0, help="add N generated skills to the catalogue"
     )
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    skills = load_catalog(args.datasets / "real-skills-dev" / "skills.jsonl", base=args.corpora)
+    skills = real_skills(args.datasets, args.corpora)
     if args.distractors:
         from gen_skills import iter_specs, write_jsonl
 
@@ -209,7 +197,7 @@ def main() -> None:
         if not extra.exists():
             write_jsonl(extra, iter_specs(args.distractors, seed=0))
         skills = [*skills, *load_catalog(extra)]
-    queries = [q for f in args.queries or DEFAULT_QUERIES for q in load_queries(f)]
+    queries = queries_of(args.queries or REAL_QUERIES)
     store = Store(args.cache / "vectors.db")
     started = time.perf_counter()
     router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")

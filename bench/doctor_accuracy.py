@@ -26,26 +26,17 @@ names. The first run embeds the catalogue and the pseudo-requests (cached in
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
-try:
-    import skillrt  # noqa: F401
-except ImportError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
 from skillrt.doctor.analysis import analyse
-from skillrt.eval.datasets import load_catalog, load_queries
 from skillrt.store.sqlite import Store
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
-DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-DEFAULT_QUERIES = HERE / "data" / "real-skills-dev.queries.jsonl"
 TOP_PAIRS = 100
 
 
@@ -72,16 +63,14 @@ def explained(
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--queries", type=Path, default=DEFAULT_QUERIES)
-    ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
+    add_data_arguments(ap)
+    ap.add_argument("--queries", type=Path, default=REAL_QUERIES[0])
     ap.add_argument("--samples", type=int, help="pseudo-requests per skill (default: doctor's)")
     ap.add_argument("--naive", action="store_true", help="also measure the naive predictors")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    skills = load_catalog(args.datasets / "real-skills-dev" / "skills.jsonl", base=args.corpora)
-    queries = [q for q in load_queries(args.queries) if len(q.expected) == 1]
+    skills = real_skills(args.datasets, args.corpora)
+    queries = [q for q in queries_of([args.queries]) if len(q.expected) == 1]
     store = Store(args.cache / "vectors.db")
     config = RoutingConfig()
 

@@ -29,17 +29,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-try:
-    import skillrt  # noqa: F401
-except ImportError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery, load_catalog, load_queries
@@ -51,13 +45,6 @@ from skillrt.routing.router import Router
 from skillrt.routing.signals import COMPANION_SIGNALS, companion_signals
 from skillrt.store.sqlite import Store
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
-DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-REAL_QUERIES = (
-    HERE / "data" / "real-skills-dev.queries.jsonl",
-    HERE / "data" / "real-skills-dev.styles.queries.jsonl",
-)
 THRESHOLD = 0.5
 
 
@@ -174,9 +161,7 @@ def report(name: str, seen: Sequence[Seen], planned: Sequence[tuple[str, ...]]) 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
+    add_data_arguments(ap)
     ap.add_argument(
         "--signals", default="need", help="the companion signals to fit (comma-separated)"
     )
@@ -185,8 +170,8 @@ def main() -> None:
     config = RoutingConfig(use_stats=False, cold_start=False)
     splits = {
         "real-skills": (
-            load_catalog(args.datasets / "real-skills-dev" / "skills.jsonl", base=args.corpora),
-            [q for f in REAL_QUERIES for q in load_queries(f)],
+            real_skills(args.datasets, args.corpora),
+            queries_of(REAL_QUERIES),
         ),
         "metatool": (
             load_catalog(args.datasets / "metatool" / "skills.jsonl"),

@@ -33,20 +33,15 @@ import dataclasses
 import itertools
 import json
 import pickle
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-
-try:
-    import skillrt  # noqa: F401
-except ImportError:  # run from a checkout without installing
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills_catalogue
 
 from skillrt.config import RoutingConfig
-from skillrt.eval.datasets import LabelledQuery, load_catalog, load_queries
+from skillrt.eval.datasets import load_catalog
 from skillrt.routing.calibration import ScoreModel, fit_logistic, model_for
 from skillrt.routing.evidence import LEXICAL_FLOOR
 from skillrt.routing.index import FIELD_WEIGHTS
@@ -57,15 +52,6 @@ from skillrt.routing.signals import REQUEST_SIGNALS, SignalInput, request_signal
 from skillrt.routing.text import terms
 from skillrt.store.sqlite import Store
 
-HERE = Path(__file__).resolve().parent
-DEFAULT_DATASETS = HERE.parents[1] / "shared" / "datasets"
-DEFAULT_CORPORA = HERE.parents[1] / "shared" / "corpora"
-#: The real-skills dev requests: one-need short and long ones, no-skill ones, and the
-#: requests by style (two-need, crowded one-need, more no-skill).
-REAL_QUERIES = (
-    HERE / "data" / "real-skills-dev.queries.jsonl",
-    HERE / "data" / "real-skills-dev.styles.queries.jsonl",
-)
 NAMES = ("metatool", "clinc150", "seal-tools", "bfcl", "real-skills")
 THRESHOLD = 0.65
 FEATURE_VERSION = "v7"
@@ -112,13 +98,8 @@ def dataset_files(
     name: str, datasets: Path, corpora: Path
 ) -> tuple[Path, tuple[Path, ...], Path | None]:
     if name == "real-skills":
-        return datasets / "real-skills-dev" / "skills.jsonl", REAL_QUERIES, corpora
+        return real_skills_catalogue(datasets), REAL_QUERIES, corpora
     return datasets / name / "skills.jsonl", (datasets / name / "queries.dev.jsonl",), None
-
-
-def dev_queries(files: tuple[Path, ...], limit: int | None) -> list[LabelledQuery]:
-    queries = [q for f in files for q in load_queries(f)]
-    return queries[:limit] if limit is not None else queries
 
 
 def collect(
@@ -126,7 +107,7 @@ def collect(
 ) -> Split:
     catalogue, query_files, base = dataset_files(name, datasets, corpora)
     skills = load_catalog(catalogue, base=base)
-    queries = dev_queries(query_files, limit)
+    queries = queries_of(query_files, limit)
     store = Store(cache / "vectors.db")
     router = Router.from_skills(
         skills, RoutingConfig(use_stats=False, cold_start=False), backend=backend, store=store
@@ -357,7 +338,7 @@ def fit_overlap(datasets: Path, corpora: Path, cache: Path, backend: str) -> flo
     index = router.index
     equal: set[tuple[str, str]] = set()
     distinct: set[tuple[str, str]] = set()
-    for q in dev_queries(query_files, None):
+    for q in queries_of(query_files):
         if len(q.expected) == 1:
             equal |= {(q.expected[0], other) for other in q.also_ok}
         elif len(q.expected) == 2:
@@ -381,9 +362,7 @@ def fit_overlap(datasets: Path, corpora: Path, cache: Path, backend: str) -> flo
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--datasets", type=Path, default=DEFAULT_DATASETS)
-    ap.add_argument("--corpora", type=Path, default=DEFAULT_CORPORA)
-    ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
+    add_data_arguments(ap)
     ap.add_argument("--backend", default="onnx-minilm")
     ap.add_argument("--limit", type=int, default=None, help="queries per dataset (debug)")
     ap.add_argument("--max-drop", type=float, default=0.01, help="top-1 any split may lose")
@@ -428,7 +407,7 @@ def main() -> None:
             )
             saved.write_bytes(pickle.dumps(data[name]))
         _, query_files, _ = dataset_files(name, args.datasets, args.corpora)
-        data[name].texts = [q.query for q in dev_queries(query_files, args.limit)]
+        data[name].texts = [q.query for q in queries_of(query_files, args.limit)]
         print(f"{name}: {len(data[name].unknown)} dev queries ({time.time() - started:.0f}s)")
 
     current = fusion_of(model_for(args.backend, tokens=args.tokens))

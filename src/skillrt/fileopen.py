@@ -5,8 +5,10 @@ file (a reader waits for a writer), and a ``stat`` before the open cannot rule t
 (the swap can happen in between). :func:`open_regular` opens ``O_NONBLOCK`` (opening a
 FIFO then returns at once), checks the type of what was actually opened (``fstat``),
 and refuses anything that is not a regular file. The loader's jailed opens
-(:mod:`skillrt.loading.paths`) do the same under a skill folder; this is the one for
-files read by path: skill files during discovery, plugin manifests, transcripts.
+(:mod:`skillrt.loading.paths`) open with the same :data:`READ_FLAGS` under a skill
+folder and check what they opened with the same :func:`regular_stat`; :func:`open_regular`
+is the one for files read by path: skill files during discovery, plugin manifests,
+transcripts.
 """
 
 from __future__ import annotations
@@ -19,9 +21,17 @@ TYPE_CHECKING = False  # the prompt hook imports this module: keep it to the sta
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-__all__ = ["NotRegularFile", "file_kind", "open_regular"]
+__all__ = [
+    "READ_FLAGS",
+    "FileReplaced",
+    "NotRegularFile",
+    "file_kind",
+    "open_regular",
+    "regular_stat",
+]
 
-_BASE_FLAGS = (
+#: A read-only open that never blocks on a FIFO nor takes a terminal as ours.
+READ_FLAGS = (
     os.O_RDONLY
     | getattr(os, "O_NONBLOCK", 0)
     | getattr(os, "O_NOCTTY", 0)
@@ -37,6 +47,10 @@ class NotRegularFile(OSError):
     An :class:`OSError` (``errno`` ``EINVAL``, ``strerror`` saying what it is), so every
     caller that already handles an unreadable file handles this one too.
     """
+
+
+class FileReplaced(OSError):
+    """What was opened is not the file the caller stat'ed before (``errno`` ``ESTALE``)."""
 
 
 def file_kind(mode: int) -> str:
@@ -66,17 +80,12 @@ def open_regular(
     ``expect``, a stat the caller took earlier, must name the same file (device and
     inode): a file swapped after that stat is refused rather than read in its place.
     Raises :class:`OSError` (:class:`NotRegularFile` for a FIFO, device, socket or
-    folder; ``ESTALE`` for a swapped file).
+    folder; :class:`FileReplaced`, ``ESTALE``, for a swapped file).
     """
-    flags = _BASE_FLAGS if follow_symlinks else _BASE_FLAGS | _O_NOFOLLOW
+    flags = READ_FLAGS if follow_symlinks else READ_FLAGS | _O_NOFOLLOW
     fd = os.open(path, flags)
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            kind = file_kind(st.st_mode)
-            raise NotRegularFile(errno.EINVAL, f"is a {kind}, not a regular file", str(path))
-        if expect is not None and (st.st_dev, st.st_ino) != (expect.st_dev, expect.st_ino):
-            raise OSError(errno.ESTALE, "the file was replaced while being read", str(path))
+        st = regular_stat(fd, str(path), expect)
         # Regular files ignore O_NONBLOCK, but clear it so reads are plain reads anyway.
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
@@ -85,3 +94,16 @@ def open_regular(
         os.close(fd)
         raise
     return fh, st
+
+
+def regular_stat(fd: int, path: str, expect: os.stat_result | None = None) -> os.stat_result:
+    """The ``fstat`` of what ``fd`` opened, checked: a regular file (else
+    :class:`NotRegularFile`) and, given ``expect``, the same file (device and inode;
+    else :class:`FileReplaced`). ``path`` names it in the error."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        kind = file_kind(st.st_mode)
+        raise NotRegularFile(errno.EINVAL, f"is a {kind}, not a regular file", path)
+    if expect is not None and (st.st_dev, st.st_ino) != (expect.st_dev, expect.st_ino):
+        raise FileReplaced(errno.ESTALE, "the file was replaced while being read", path)
+    return st

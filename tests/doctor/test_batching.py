@@ -7,7 +7,7 @@ import pytest
 
 from skillrt.doctor.batching import BatchedSemantic, request_rows
 from skillrt.routing.embeddings.hashing import HashingBackend
-from skillrt.routing.semantic import MAX_FULL_PARTS, PART_PREFILTER, SemanticIndex
+from skillrt.routing.semantic import MAX_FULL_PARTS, PART_PREFILTER, SemanticIndex, Similarities
 
 DIM = HashingBackend().dim
 
@@ -46,9 +46,10 @@ def index(n_skills: int, parts_per_skill: int, seed: int) -> SemanticIndex:
     [(40, 2), (PART_PREFILTER + 100, MAX_FULL_PARTS // (PART_PREFILTER + 100) * 2 + 2)],
 )
 def test_prepared_scores_equal_score_many(n_skills: int, parts: int) -> None:
+    """The batch scores every skill's parts in one product and each request keeps its own
+    best skills' parts; ``score_many`` scores only those: both give the same scores."""
     plain = index(n_skills, parts, seed=n_skills)
-    prefiltered = len(plain.part_vectors) > MAX_FULL_PARTS and plain.n_skills > PART_PREFILTER
-    assert prefiltered == (n_skills > PART_PREFILTER)
+    assert plain.prefilters_parts == (n_skills > PART_PREFILTER)
     batched = BatchedSemantic.over(plain)
     rng = np.random.default_rng(7)
     requests = [request_rows(unit(1, rng)[0], unit(k, rng)) for k in (0, 1, 3, 2, 0)]
@@ -56,11 +57,27 @@ def test_prepared_scores_equal_score_many(n_skills: int, parts: int) -> None:
     for rows in requests:
         want = plain.score_many(rows, (0.5, 0.3, 0.2), 0.4)
         got = batched.score_many(rows, (0.5, 0.3, 0.2), 0.4)
-        assert batched.misses == 0
         assert len(got) == len(want) == len(rows)
         for g, w in zip(got, want, strict=True):
             for name in ("doc", "part", "centroid", "section", "combined"):
                 np.testing.assert_allclose(getattr(g, name), getattr(w, name), atol=1e-5)
+    assert (batched.hits, batched.misses) == (len(requests), 0)
+    if plain.prefilters_parts:
+        # The comparison has teeth: every skill's best part is not what a request keeps.
+        rows = requests[2]
+        every = plain.similarities(rows, every_part=True)
+        assert not np.allclose(every.part, plain.similarities(rows).part, atol=1e-3)
+
+
+def test_similarities_scored_differently_are_not_joined() -> None:
+    plain = index(30, 2, seed=2)
+    rows = unit(2, np.random.default_rng(4))
+    every = plain.similarities(rows, every_part=True)
+    some = plain.similarities(rows)
+    joined = Similarities.join([every.column(1), every.column(0)])
+    np.testing.assert_array_equal(joined.section, every.section[:, ::-1])
+    with pytest.raises(ValueError, match="every part"):
+        Similarities.join([every.column(0), some.column(1)])
 
 
 def test_an_unprepared_request_is_scored_the_usual_way() -> None:

@@ -43,13 +43,11 @@ _NO_TOKENS = 0xFFFF
 
 
 def request_spans(text: str) -> tuple[tuple[int, int], ...]:
-    """The clause spans the router asks the backend for when it routes ``text``."""
-    from skillrt.routing.router import MAX_CLAUSE_QUERY_CHARS, MAX_QUERY_CHARS
-    from skillrt.routing.text import clause_spans
+    """The clause spans the router asks the backend for when it routes ``text``
+    (:func:`skillrt.routing.router.request_spans`, imported when first needed)."""
+    from skillrt.routing.router import request_spans as router_spans
 
-    query = text[:MAX_QUERY_CHARS]
-    spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
-    return tuple(spans) if len(spans) > 1 else ()
+    return router_spans(text)
 
 
 def _quantised(rows: Matrix) -> bytes:

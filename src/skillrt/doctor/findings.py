@@ -51,11 +51,19 @@ def route_risk(observations: Sequence[Observation]) -> float | None:
     return total / len(observations)
 
 
-def _by_skill(observations: Sequence[Observation], n: int) -> list[list[Observation]]:
-    out: list[list[Observation]] = [[] for _ in range(n)]
+def _by_skill(
+    skills: Sequence[Skill], observations: Sequence[Observation]
+) -> tuple[list[str], list[list[Observation]]]:
+    """The skills' names, and each skill's observations (of the requests drawn from it)."""
+    out: list[list[Observation]] = [[] for _ in skills]
     for o in observations:
         out[o.request.skill].append(o)
-    return out
+    return [s.qualified_name for s in skills], out
+
+
+def _lost_to(observations: Sequence[Observation]) -> Counter[int]:
+    """Which skills came first on the requests a skill lost, and how often."""
+    return Counter(o.first for o in observations if o.lost and o.first is not None)
 
 
 def risk_entries(
@@ -66,8 +74,7 @@ def risk_entries(
     threshold: float,
 ) -> list[RiskEntry]:
     """Every skill's risk entry, worst first (see the module docstring)."""
-    names = [s.qualified_name for s in skills]
-    per_skill = _by_skill(held_out, len(skills))
+    names, per_skill = _by_skill(skills, held_out)
     out: list[RiskEntry] = []
     for i, obs in enumerate(per_skill):
         routed = route_risk(obs)
@@ -77,7 +84,7 @@ def risk_entries(
         score = sum(parts) / len(parts)
         reasons: list[str] = []
         action = ""
-        rivals = Counter(o.first for o in obs if o.lost and o.first is not None)
+        rivals = _lost_to(obs)
         if obs:
             lost = sum(o.lost for o in obs)
             line = f"{lost} of {len(obs)} requests drawn from its own text went to other skills"
@@ -159,8 +166,7 @@ def shadow_pairs(
 
     ``sections``: each skill's set of section texts (equal sets mark copied bodies).
     """
-    names = [s.qualified_name for s in skills]
-    per_skill = _by_skill(held_out, len(skills))
+    names, per_skill = _by_skill(skills, held_out)
     taken: list[dict[int, list[Observation]]] = []
     for obs in per_skill:
         by_rival: dict[int, list[Observation]] = defaultdict(list)
@@ -236,8 +242,7 @@ def unreachable_skills(
     threshold: float,
 ) -> list[Unreachable]:
     """Skills never selected for their own sentences by the unchanged router."""
-    names = [s.qualified_name for s in skills]
-    per_skill = _by_skill(probes, len(skills))
+    names, per_skill = _by_skill(skills, probes)
     out: list[Unreachable] = []
     for i, obs in enumerate(per_skill):
         skill = skills[i]
@@ -245,8 +250,7 @@ def unreachable_skills(
             continue
         first = sum(o.own_rank == 0 for o in obs)
         best = max((o.own_score for o in obs), default=0.0)
-        goes = Counter(names[o.first] for o in obs if o.lost and o.first is not None)
-        goes_to = tuple(n for n, _ in goes.most_common(3))
+        goes_to = tuple(names[j] for j, _ in _lost_to(obs).most_common(3))
         statuses = {o.own_status for o in obs}
         if not enabled[i]:
             reason, action = "disabled", f"enable it: `skillrt enable {names[i]}`"

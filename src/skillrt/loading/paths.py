@@ -37,6 +37,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from skillrt.errors import DisallowedFileType, PathTraversalBlocked, SkillIOError
+from skillrt.fileopen import READ_FLAGS, FileReplaced, NotRegularFile, file_kind, regular_stat
 
 #: Symlink expansions allowed in one lookup (Linux's own limit is 40).
 MAX_SYMLINK_HOPS = 40
@@ -50,12 +51,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
-_O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_O_BINARY = getattr(os, "O_BINARY", 0)
 _DIR_FLAGS = os.O_RDONLY | _O_DIRECTORY | _O_NOFOLLOW | _O_CLOEXEC
-_FILE_FLAGS = os.O_RDONLY | _O_NONBLOCK | _O_NOFOLLOW | _O_NOCTTY | _O_CLOEXEC | _O_BINARY
+_FILE_FLAGS = READ_FLAGS | _O_NOFOLLOW
 
 #: True where the race-free, descriptor-relative walk is available (Linux, macOS, BSD).
 FD_WALK = (
@@ -321,18 +319,6 @@ def _io_error(shown: str, exc: OSError, what: str | None = None) -> SkillIOError
     return SkillIOError(f"cannot read {shown!r}: {text}", path=shown, reason=reason)
 
 
-def _file_kind(mode: int) -> str:
-    if stat.S_ISDIR(mode):
-        return "directory"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "device"
-    return "special file"
-
-
 def check_extension(name: str, allowed: Iterable[str], *, shown: str) -> None:
     """Refuse a file name whose extension is not in ``allowed`` (case-insensitive)."""
     allowed_set = {("." + a.lower().lstrip(".")) if a else "" for a in allowed}
@@ -395,7 +381,7 @@ def open_in_jail(
         name, st = found
         relative = "/".join([*walk.names, name])
         if not stat.S_ISREG(st.st_mode):
-            kind = _file_kind(st.st_mode)
+            kind = file_kind(st.st_mode)
             raise DisallowedFileType(
                 f"{shown!r} is a {kind}, not a regular file", path=shown, reason=kind.lower()
             )
@@ -414,9 +400,10 @@ def open_in_jail(
                 ) from exc
             raise _io_error(shown, exc) from exc
         try:
-            got = os.fstat(fd)
-            if not stat.S_ISREG(got.st_mode) or (got.st_dev, got.st_ino) != (st.st_dev, st.st_ino):
-                raise _blocked(shown, "race", "the file changed while checking it")
+            try:
+                got = regular_stat(fd, shown, expect=st)
+            except (NotRegularFile, FileReplaced) as exc:
+                raise _blocked(shown, "race", "the file changed while checking it") from exc
             walk.recheck()
         except BaseException:
             os.close(fd)

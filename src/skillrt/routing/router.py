@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from skillrt.store.sqlite import Store
     from skillrt.telemetry.stats import SkillStats
 
-__all__ = ["USER_SURFACES", "Router", "backend_options", "resolve_backend"]
+__all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
 
 QUERY_CACHE_SIZE = 256
 #: Only this much of a query is read for routing (pasted documents add nothing to the
@@ -55,6 +55,14 @@ QUERY_CACHE_SIZE = 256
 MAX_QUERY_CHARS = 20_000
 #: Queries longer than this are not split into clauses (one embedding, bounded cost).
 MAX_CLAUSE_QUERY_CHARS = 800
+
+
+def request_spans(query: str) -> tuple[tuple[int, int], ...]:
+    """The clause spans :meth:`Router.route` splits ``query`` into (of its first
+    ``MAX_QUERY_CHARS``): none for a single clause or a query too long to split."""
+    query = query[:MAX_QUERY_CHARS]
+    spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
+    return tuple(spans) if len(spans) > 1 else ()
 
 
 class Router:
@@ -192,8 +200,8 @@ class Router:
         if directives.unknown_mentions:
             notes.append(f"no skill named {', '.join(directives.unknown_mentions)}")
 
-        spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
-        clauses = [query[a:b] for a, b in spans] if len(spans) > 1 else [query]
+        spans = request_spans(query)
+        clauses = [query[a:b] for a, b in spans] or [query]
         qvec: Any = None
         qtokens: Any = None
         clause_vecs: Any = [None] * len(clauses)
@@ -203,7 +211,7 @@ class Router:
                 qvec = query_vector
             else:
                 # The query, its clauses and its tokens come from one model run.
-                encoded = self._encode_query(query, spans if len(clauses) > 1 else ())
+                encoded = self._encode_query(query, spans)
                 qvec, qtokens = encoded.vector, encoded.tokens
                 if len(clauses) > 1:
                     clause_vecs = encoded.parts

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from skillrt.routing.embeddings.base import EmbeddingBackend
 
-__all__ = ["SemanticIndex", "SemanticScores", "document_text", "part_texts"]
+__all__ = ["SemanticIndex", "SemanticScores", "Similarities", "document_text", "part_texts"]
 
 #: Description text past this many characters adds little to a 256-token model.
 MAX_DOC_CHARS = 1200
@@ -96,6 +96,52 @@ class SemanticScores:
     #: skill without sections).
     section: NDArray[np.float32]
     combined: NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Similarities:
+    """Raw similarities of every skill to some query rows, a column per row, before
+    :meth:`SemanticIndex.scores` combines them."""
+
+    #: (skills, rows) document similarities.
+    doc: NDArray[np.float32]
+    #: (skills, rows) best part similarity; the document's where a skill has no part or
+    #: its parts were not scored.
+    part: NDArray[np.float32]
+    #: (skills, rows) best section similarity, never under the document's.
+    section: NDArray[np.float32]
+    #: (skills with an example centroid, rows), in ``centroid_owner`` order.
+    centroid: NDArray[np.float32]
+    #: Parts were scored for every skill, not only the prefiltered ones.
+    every_part: bool = False
+
+    def column(self, r: int) -> Similarities:
+        """Row ``r``'s similarities alone (copied, not a view of these)."""
+        a, b = r, r + 1
+        return Similarities(
+            self.doc[:, a:b].copy(),
+            self.part[:, a:b].copy(),
+            self.section[:, a:b].copy(),
+            self.centroid[:, a:b].copy(),
+            self.every_part,
+        )
+
+    @staticmethod
+    def join(columns: Sequence[Similarities]) -> Similarities:
+        """Several :meth:`column` results side by side (all scored alike: a column
+        with every part scored next to a prefiltered one would be narrowed wrongly)."""
+        import numpy as np
+
+        every_part = {c.every_part for c in columns}
+        if len(every_part) != 1:
+            raise ValueError("columns scored with and without every part")
+        return Similarities(
+            np.hstack([c.doc for c in columns]),
+            np.hstack([c.part for c in columns]),
+            np.hstack([c.section for c in columns]),
+            np.hstack([c.centroid for c in columns]),
+            every_part.pop(),
+        )
 
 
 class SemanticIndex:
@@ -169,6 +215,19 @@ class SemanticIndex:
         q = np.asarray(query_vector, dtype=np.float32).reshape(1, -1)
         return self.score_many(q, mix, section_weight)[0]
 
+    @property
+    def prefilters_parts(self) -> bool:
+        """Whether parts are scored only for each request's best skills (:meth:`score_many`)."""
+        return len(self.part_vectors) > MAX_FULL_PARTS and self.n_skills > PART_PREFILTER
+
+    def _part_prefilter(self, doc: NDArray[np.float32]) -> NDArray[np.int64]:
+        """The skills whose parts count for the rows of ``doc`` (skills x rows): those
+        with parts among the best ``PART_PREFILTER`` by document similarity of some row."""
+        import numpy as np
+
+        top = np.unique(np.argpartition(-doc, PART_PREFILTER - 1, axis=0)[:PART_PREFILTER])
+        return top[self.has_parts[top]]
+
     def score_many(
         self,
         query_vectors: NDArray[np.float32],
@@ -188,12 +247,23 @@ class SemanticIndex:
         import numpy as np
 
         queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
+        return self.scores(self.similarities(queries), mix, section_weight)
+
+    def similarities(
+        self, queries: NDArray[np.float32], *, every_part: bool = False
+    ) -> Similarities:
+        """The raw similarities :meth:`score_many` combines, for the rows of ``queries``.
+
+        ``every_part`` scores every skill's parts even when :attr:`prefilters_parts`
+        (for rows of many requests at once; :meth:`scores` keeps each request's own).
+        """
+        import numpy as np
+
         qt = queries.T
         doc = self.doc_vectors @ qt  # (skills, rows)
         part = doc.copy()
-        if len(self.part_vectors) > MAX_FULL_PARTS and self.n_skills > PART_PREFILTER:
-            top = np.unique(np.argpartition(-doc, PART_PREFILTER - 1, axis=0)[:PART_PREFILTER])
-            top = top[self.has_parts[top]]
+        if self.prefilters_parts and not every_part:
+            top = self._part_prefilter(doc)
             if len(top):
                 counts = self.part_end[top] - self.part_start[top]
                 idx = np.repeat(self.part_start[top] - np.cumsum(counts) + counts, counts)
@@ -204,9 +274,11 @@ class SemanticIndex:
             sims = self.part_vectors @ qt
             starts = self.part_start[self.has_parts]
             part[self.has_parts] = np.maximum.reduceat(sims, starts, axis=0)
-        centroid = part.copy()
-        if len(self.centroid_vectors):
-            centroid[self.centroid_owner] = self.centroid_vectors @ qt
+        centroid = (
+            self.centroid_vectors @ qt
+            if len(self.centroid_vectors)
+            else np.zeros((0, len(queries)), np.float32)
+        )
         section = doc.copy()
         if len(self.section_vectors):
             sims = self.section_vectors @ qt
@@ -214,16 +286,39 @@ class SemanticIndex:
             section[has] = np.maximum(
                 np.maximum.reduceat(sims, self.section_start[has], axis=0), doc[has]
             )
-        combined = self.combine(doc, part, centroid, mix, section, section_weight)
+        return Similarities(doc, part, section, centroid, every_part)
+
+    def scores(
+        self,
+        sims: Similarities,
+        mix: tuple[float, float, float] | None = None,
+        section_weight: float = 0.0,
+    ) -> list[SemanticScores]:
+        """Each row's :class:`SemanticScores` from its raw similarities (all the rows of
+        ``sims`` are one request: with prefiltered parts, the union of its rows' best
+        skills keep their parts)."""
+        import numpy as np
+
+        doc, part = sims.doc, sims.part
+        if sims.every_part and self.prefilters_parts:
+            # Elsewhere a skill's part score is its document's, as if never scored.
+            top = self._part_prefilter(doc)
+            kept = doc.copy()
+            kept[top] = part[top]
+            part = kept
+        centroid = part.copy()
+        if len(self.centroid_vectors):
+            centroid[self.centroid_owner] = sims.centroid
+        combined = self.combine(doc, part, centroid, mix, sims.section, section_weight)
         columns = [
             np.ascontiguousarray(a.T, dtype=np.float32)
-            for a in (doc, part, centroid, section, combined)
+            for a in (doc, part, centroid, sims.section, combined)
         ]
         return [
             SemanticScores(
                 columns[0][r], columns[1][r], columns[2][r], columns[3][r], columns[4][r]
             )
-            for r in range(len(queries))
+            for r in range(doc.shape[1])
         ]
 
     def best_section(self, i: int, query_vector: NDArray[np.float32]) -> tuple[int, float]:
