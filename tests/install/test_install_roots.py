@@ -109,6 +109,13 @@ def test_install_claude_code_finds_claude_skills_for_the_hook(
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["skill_count"] == 2 and "warnings" not in report
+    # The routing index the hook reads is built now: the first prompt is not spent on it.
+    assert report["warmed"]["ok"] and report["warmed"]["skills"] == 2
+    assert list((home / ".cache" / "skillrt" / "models").glob("*.onnx"))
+    assert list((project / ".skillrt").rglob("*.npz"))  # the saved router index
+    again = skillrt(project, home, "install", "claude-code", "--json", "--no-warm",
+                    "--command", f"{sys.executable} -m skillrt")  # fmt: skip
+    assert again.returncode == 0 and "warmed" not in json.loads(again.stdout)
     command = hook_command(project / ".claude" / "settings.json")
     assert "--client-roots" in command
     out = run_hook(command, project, home, "please review this sql query", "--no-daemon")

@@ -66,6 +66,12 @@ def register(
     p.add_argument(
         "--timeout", type=int, default=10, metavar="SECONDS", help="hook timeout (default 10)"
     )
+    p.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="do not build the routing index now (the hook's first prompts build it, "
+        "within the hook's deadline, and answer nothing until it is built)",
+    )
     p.set_defaults(handler=cmd_install)
 
 
@@ -192,6 +198,8 @@ def cmd_install(ctx: CliContext) -> int:
     }
     if not args.uninstall:
         data.update(_skills_seen(ctx, args.client, client_roots))
+        if not args.dry_run and not args.no_warm and data.get("skill_count"):
+            data["warmed"] = _warm(ctx, args.client, client_roots)
     ctx.emit(data, lambda: _render(data, applied))
     for warning in data.get("warnings", ()):
         if not ctx.json:
@@ -230,6 +238,31 @@ def _skills_seen(ctx: CliContext, client: str, client_roots: bool) -> dict[str, 
     return out
 
 
+def _warm(ctx: CliContext, client: str, client_roots: bool) -> dict[str, Any]:
+    """Build the routing index the hook will read (the embedding model's fast copy, every
+    skill's fields and vectors, the saved index), so the first prompt is answered within
+    the hook's deadline instead of spending it on a build it cannot finish."""
+    import time
+
+    from skillrt.cli.client_roots import with_client_roots
+    from skillrt.cli.output import ProgressBar
+    from skillrt.errors import SkillrtError
+
+    config = ctx.config()
+    if client_roots:
+        config = with_client_roots(config, client)
+    started = time.perf_counter()
+    try:
+        runtime = ctx.open_runtime(config=config)
+        progress = ProgressBar()
+        runtime.build_progress = progress.build
+        router = runtime.router
+    except SkillrtError as exc:
+        return {"ok": False, "code": exc.code, "message": exc.message}
+    seconds = round(time.perf_counter() - started, 2)
+    return {"ok": True, "skills": len(router.index), "seconds": seconds}
+
+
 def _render(data: dict[str, Any], applied: list[Applied]) -> str:
     lines = []
     if "skill_count" in data:
@@ -237,6 +270,11 @@ def _render(data: dict[str, Any], applied: list[Applied]) -> str:
         count = data["skill_count"]
         found_in = f" (in {', '.join(data['searched'])})" if data["searched"] else ""
         lines.append(f"the {what} will see {count} skill{'s' if count != 1 else ''}{found_in}")
+    warmed = data.get("warmed")
+    if warmed and warmed["ok"]:
+        lines.append(f"routing index ready: {warmed['skills']} skills in {warmed['seconds']} s")
+    elif warmed:
+        lines.append(f"routing index not built [{warmed['code']}]: {warmed['message']}")
     for a in applied:
         if not a.changed:
             lines.append(f"unchanged {a.path}")
