@@ -118,6 +118,34 @@ def test_hook_through_the_daemon_answers_like_in_process(served: Served) -> None
     assert not log.exists() or "in-process" not in log.read_text()
 
 
+#: Modules a daemon-answered prompt must not import: each costs milliseconds a prompt
+#: (docs/performance.md, "Where a warm hook's time goes").
+HOOK_NEVER_IMPORTS = ("json", "re", "typing", "argparse", "socket", "threading", "pathlib")
+
+
+def test_a_hook_answered_by_the_daemon_stays_on_the_standard_library_fast_path(
+    served: Served,
+) -> None:
+    from skillrt.install.targets import HOOK_BOOT
+
+    payload = claude_payload("please do a code review of my pr", served.project)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", HOOK_BOOT, "hook", "claude-code",
+         "--root", str(served.skills), "--deadline", "120"],
+        input=payload, capture_output=True, text=True, cwd=served.project, env=env(),
+        timeout=120,
+    )  # fmt: skip
+    assert hook_output(proc) is not None, proc.stderr[-2000:]
+    imported = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "skillrt.daemon.client" in imported  # the daemon answered, not the runtime
+    assert "skillrt.runtime" not in imported
+    assert imported.isdisjoint(HOOK_NEVER_IMPORTS), imported & set(HOOK_NEVER_IMPORTS)
+
+
 def test_routes_through_the_daemon_record_t1_events(served: Served) -> None:
     with served.client() as client:
         ctx = client.request(

@@ -25,9 +25,9 @@ claude-code, ``.codex/skills`` for codex; ``skillrt install`` writes it),
 
 from __future__ import annotations
 
+import _thread  # not threading: its import costs ~3 ms a prompt
 import os
 import sys
-import threading
 import time
 
 from skillrt.hooks.budget import DAEMON_SHARE, DEADLINE_S, STORE_WAIT_S
@@ -120,13 +120,13 @@ def main(argv: list[str]) -> int:
         sys.stderr.write(f"{USAGE}\nskillrt hook: error: {exc}\n")
         return 2
     run = _Run(opts, started)
-    worker = threading.Thread(target=run.work, name="skillrt-hook", daemon=True)
-    worker.start()
-    while worker.is_alive():
-        left = run.deadline - time.monotonic()
-        if left <= 0:
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(run.work_then_release, (done,))
+    # Re-read the deadline each time round: the config file may move it.
+    while not done.acquire(timeout=max(0.0, min(run.deadline - time.monotonic(), 0.25))):
+        if run.deadline - time.monotonic() <= 0:
             run.expire()  # never returns
-        worker.join(min(left, 0.25))  # returns as soon as the work is done
     return 0
 
 
@@ -142,7 +142,7 @@ class _Run:
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = _state_dir(opts, _project_dir(None))
         self.stage = "reading the hook's input"
-        self._emit = threading.Lock()
+        self._emit = _thread.allocate_lock()
         self._expired = False
         #: The in-process runtime's routing, once built (its queued route events are
         #: kept in the outbox if the deadline passes).
@@ -175,6 +175,12 @@ class _Run:
             if not self._expired:
                 sys.stdout.write(out + "\n")
                 sys.stdout.flush()
+
+    def work_then_release(self, done: Any) -> None:
+        try:
+            self.work()
+        finally:
+            done.release()
 
     def work(self) -> None:
         opts = self.opts
@@ -301,8 +307,6 @@ def _project_dir(payload_cwd: str | None) -> str:
 def _where(opts: Options, project: str) -> dict[str, Any]:
     """State folder, identity and socket, without importing the runtime; with a config
     file, only its ``state_dir`` is read (the way every command reads it)."""
-    from pathlib import Path
-
     config_file = None
     if opts.config:
         config_file = os.path.realpath(os.path.join(project, opts.config))
@@ -310,12 +314,16 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         config_file = os.path.realpath(os.path.join(project, "skillrt.yaml"))
     if config_file is None:
         if opts.state and "://" in opts.state:
+            from pathlib import Path  # pathlib costs ~7 ms: only off the common path
+
             from skillrt.cli.settings import locate_state
 
             locate_state(None, opts.state, cwd=Path(project))  # refuses a scheme it lacks
         state_dir = _state_dir(opts, project)
         project_dir = project
     else:
+        from pathlib import Path
+
         from skillrt.cli.settings import locate_state
 
         found = locate_state(opts.config, opts.state, cwd=Path(project))
