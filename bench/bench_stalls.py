@@ -357,7 +357,7 @@ def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, 
     try:
         for _ in range(runs):
             t, data, _ = timed(["--json", "route", PROMPT], folder)
-            assert data and data["plan"]["skills"], data
+            assert data and "plan" in data, data  # routed (a skill or none), no error
             times.append(t)
     finally:
         pg_ctl("up", pg_dir)
@@ -376,7 +376,7 @@ def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, 
     baseline = []
     for _ in range(runs):
         t, data, _ = timed(["--json", "route", PROMPT], sqlite)
-        assert data and data["plan"]["skills"], data
+        assert data and "plan" in data, data
         baseline.append(t)
     out["route, SQLite"] = summary(baseline, None)
     with silent_listener() as silent:
@@ -386,7 +386,7 @@ def bench_cli_outage(url: str, pg_dir: str, base: Path, runs: int) -> dict[str, 
         times = []
         for _ in range(runs):
             t, data, _ = timed(["--json", "route", PROMPT], folder)
-            assert data and data["plan"]["skills"], data
+            assert data and "plan" in data, data  # routed (a skill or none), no error
             times.append(t)
     out["route, server never answers"] = summary(times, max(baseline) + 0.3 + 0.5)
     return out
