@@ -2,9 +2,9 @@
 
 A second skill joins a plan for a clause of the request that asks for something, on
 which it is the best candidate, when its probability of being needed there reaches
-``routing.companion_threshold`` (0.5: more likely needed than not). That probability is
-``σ(companion_bias + Σ coefficient · signal)`` over the companion signals of
-``skillrt.routing.signals.COMPANION_SIGNALS``; this script fits it:
+``routing.companion_threshold`` (default 0.9, a policy: see docs/evaluation.md). That
+probability is ``σ(companion_bias + Σ coefficient · signal)`` over the companion signals
+of ``skillrt.routing.signals.COMPANION_SIGNALS``; this script fits it:
 
 1. routes every dev request with the router as shipped (the plan's primary skill, the
    clauses, the candidates and their clause totals are captured from the planner);
