@@ -83,6 +83,24 @@ def test_repaired_json_parses_everywhere_like_the_well_formed_value(value: Any) 
         assert pydantic_core.from_json(repaired) == json.loads(repaired)
 
 
+@given(st.recursive(st.text() | SURROGATES, lambda x: st.lists(x) | st.dictionaries(st.text(), x)))
+def test_http_bodies_are_repaired_byte_for_byte_like_text(value: Any) -> None:
+    """The HTTP transport repairs raw UTF-8 bodies: the same result as the text repair,
+    and a body with nothing to repair is passed through as the same bytes."""
+    from skillrt.mcp.http_input import repair_body
+
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False)):
+        try:
+            body = text.encode("utf-8")
+        except UnicodeEncodeError:
+            continue
+        repaired = repair_body(body)
+        assert repaired.decode("utf-8") == repair_json_escapes(text)
+        if repair_json_escapes(text) == text:
+            assert repaired == body
+        assert pydantic_core.from_json(repaired) == well_formed_json(json.loads(text))
+
+
 def test_repair_leaves_escaped_backslashes_and_pairs_alone() -> None:
     assert repair_json_escapes(r'"\\ud800"') == r'"\\ud800"'
     assert repair_json_escapes(r'"\ud83d\ude00"') == r'"\ud83d\ude00"'

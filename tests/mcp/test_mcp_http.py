@@ -103,6 +103,47 @@ def test_http_refuses_foreign_host_header(catalogue: Path, state: Path) -> None:
         assert conn.getresponse().status in (400, 403, 421)
 
 
+def test_http_route_with_a_lone_surrogate(catalogue: Path, state: Path) -> None:
+    """Raw JSON-RPC: the SDK client could not even send this text; stdio serves it, and
+    so must HTTP (the SDK's parser alone answers a parse error)."""
+    import http.client
+
+    def post(port: int, payload: str, session: str | None) -> tuple[int, str, str | None]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        if session:
+            headers["Mcp-Session-Id"] = session
+        conn.request("POST", "/mcp", payload.encode(), headers)
+        reply = conn.getresponse()
+        return reply.status, reply.read().decode(), reply.getheader("mcp-session-id")
+
+    init = {"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    with http_server(catalogue, state) as (url, _):
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        status, _, session = post(
+            port, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+            None,
+        )  # fmt: skip
+        assert status == 200 and session
+        post(port, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), session)
+        status, body, _ = post(
+            port,
+            '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+            '"route_skills", "arguments": {"query": "review my pull request \\ud800"}}}',
+            session,
+        )
+    assert status == 200, body
+    data = json.loads(next(line[5:] for line in body.splitlines() if line.startswith("data:")))
+    assert data["id"] == 2 and "result" in data and not data["result"].get("isError"), data
+    routed = json.loads(data["result"]["content"][0]["text"])
+    assert "route_id" in routed
+
+
 @pytest.mark.slow
 def test_eight_clients_soak(catalogue: Path, state: Path) -> None:
     """8 clients call route_skills and activate_skill at once for SOAK_S seconds: no error,

@@ -41,6 +41,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillrt.errors import SkillrtError
+from skillrt.mcp.http_input import RepairedBodies
 from skillrt.mcp.publish import ResourceInfo
 from skillrt.mcp.service import Changes, SkillService, ToolOutcome
 from skillrt.mcp.stdin import RepairedLines, claimed_stdin
@@ -330,7 +331,7 @@ async def serve_http(
 
     await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
-    app = server.streamable_http_app(host=LOOPBACK)
+    app = RepairedBodies(server.streamable_http_app(host=LOOPBACK))
     sock = bind_loopback(port)
     url = f"http://{LOOPBACK}:{sock.getsockname()[1]}/mcp"
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
