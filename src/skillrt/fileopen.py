@@ -8,7 +8,8 @@ and refuses anything that is not a regular file. The loader's jailed opens
 (:mod:`skillrt.loading.paths`) open with the same :data:`READ_FLAGS` under a skill
 folder and check what they opened with the same :func:`regular_stat`; :func:`open_regular`
 is the one for files read by path: skill files during discovery, plugin manifests,
-transcripts.
+transcripts; :func:`read_regular` reads such a file whole (memory files an agent wrote,
+a workflow's config, role guides, the files a repair prompt quotes).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "NotRegularFile",
     "file_kind",
     "open_regular",
+    "read_regular",
     "regular_stat",
 ]
 
@@ -94,6 +96,16 @@ def open_regular(
         os.close(fd)
         raise
     return fh, st
+
+
+def read_regular(
+    path: str | os.PathLike[str], *, limit: int | None = None, follow_symlinks: bool = True
+) -> bytes:
+    """The bytes of regular file ``path`` (at most ``limit`` of them), read without ever
+    blocking on a FIFO; raises :class:`OSError` as :func:`open_regular` does."""
+    fh, _ = open_regular(path, follow_symlinks=follow_symlinks)
+    with fh:
+        return fh.read() if limit is None else fh.read(limit)
 
 
 def regular_stat(fd: int, path: str, expect: os.stat_result | None = None) -> os.stat_result:

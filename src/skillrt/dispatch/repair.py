@@ -59,6 +59,7 @@ from skillrt.execution.patches import (
     revert_patch,
 )
 from skillrt.execution.records import ExecutionRow, new_id
+from skillrt.fileopen import read_regular
 from skillrt.skills.model import Skill
 from skillrt.store.base import Store
 
@@ -368,13 +369,24 @@ class Repairer:
         return attempt
 
 
+def _quote_file(path: Path, *, follow_symlinks: bool = True) -> str:
+    """A skill file's text for the prompt (capped; a FIFO, device or symlink swapped in
+    is quoted as unreadable rather than blocking the repair or leaving the folder)."""
+    try:
+        cap = 4 * MAX_FILE_CHARS_IN_PROMPT  # bytes: up to 4 a character
+        data = read_regular(path, limit=cap, follow_symlinks=follow_symlinks)
+    except OSError as exc:
+        return f"(unreadable: {exc.strerror or exc})"
+    return data.decode("utf-8", errors="replace")
+
+
 def repair_prompt(
     skill: Skill, report: FailureReport, error: Mapping[str, Any], budget: PatchBudget
 ) -> str:
     """The request for a patch proposal sent to the runner."""
     skill_md = ""
     if skill.skill_file is not None:
-        skill_md = skill.skill_file.read_text(encoding="utf-8", errors="replace")
+        skill_md = _quote_file(skill.skill_file)
     listing: list[str] = []
     mentioned: list[str] = []
     blob = f"{error.get('stderr', '')}\n{error.get('output_tail', '')}\n{error.get('message', '')}"
@@ -387,7 +399,7 @@ def repair_prompt(
                 rel = p.relative_to(skill.path).as_posix()
                 listing.append(f"- {rel} ({p.stat().st_size} bytes)")
                 if (rel in blob or p.name in blob) and len(mentioned) < 3:
-                    text = p.read_text(encoding="utf-8", errors="replace")
+                    text = _quote_file(p, follow_symlinks=False)
                     mentioned.append(
                         f'<file path="{rel}">\n{text[:MAX_FILE_CHARS_IN_PROMPT]}\n</file>'
                     )

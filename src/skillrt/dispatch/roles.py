@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from skillrt.errors import ConfigError, UnknownRole
+from skillrt.fileopen import read_regular
 
 DEFAULT_ROLES = ("explorer", "oracle", "librarian", "fixer", "designer")
 ROLE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
@@ -88,7 +89,11 @@ class RoleGuides:
 
 
 def _read(path: Path) -> str:
-    data = path.read_bytes()
+    try:
+        data = read_regular(path, limit=MAX_ROLE_GUIDE_BYTES + 1)  # a FIFO never blocks
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise ConfigError(f"cannot read role guide {path}: {why}", path=str(path)) from None
     if len(data) > MAX_ROLE_GUIDE_BYTES:
         raise ConfigError(
             f"role guide {path} is {len(data):,} bytes, over {MAX_ROLE_GUIDE_BYTES:,}",

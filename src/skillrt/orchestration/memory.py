@@ -31,6 +31,7 @@ from pathlib import Path
 
 from skillrt.atomic import atomic_write_text
 from skillrt.errors import MemoryPathEscape, MemoryVerificationFailed
+from skillrt.fileopen import NotRegularFile, read_regular
 
 __all__ = [
     "BLOCKED_PREFIX",
@@ -161,8 +162,8 @@ class MemoryFolder:
         return path
 
     def read_text(self, name: str) -> str:
-        path = self.path_for(name)
-        return path.read_text(encoding="utf-8-sig")
+        path = self.path_for(name)  # an agent may have put a FIFO there: never block
+        return read_regular(path).decode("utf-8-sig")
 
     def verify(self, name: str, *, phase_id: str | None = None) -> VerifiedMemory:
         """Check memory file ``name`` is present, readable, non-empty and completed.
@@ -199,8 +200,14 @@ class MemoryFolder:
                 bytes=st.st_size,
             )
         try:
-            data = path.read_bytes()
+            # Read at most one byte past the limit: the file may grow after the stat,
+            # or be swapped for a FIFO (which must not block the run).
+            data = read_regular(path, limit=self.max_file_bytes + 1)
+            if len(data) > self.max_file_bytes:
+                raise fail("too_large", f"grew past the {self.max_file_bytes}-byte limit")
             text = data.decode("utf-8-sig")
+        except NotRegularFile:
+            raise fail("not_a_file", "is not a regular file") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise fail("unreadable", f"cannot be read as UTF-8 text: {exc}") from exc
         lines = [ln.strip() for ln in text.splitlines()]
@@ -255,8 +262,9 @@ class MemoryFolder:
 
     def _context_file(self, name: str, path: Path) -> ContextFile:
         limit = self.max_context_file_chars
-        with path.open("r", encoding="utf-8-sig", errors="replace") as fh:
-            text = fh.read(limit + 1)
+        # At most 4 bytes a character; a FIFO or device an agent left is refused.
+        raw = read_regular(path, limit=4 * (limit + 1))
+        text = raw.decode("utf-8-sig", errors="replace")[: limit + 1]
         truncated = len(text) > limit
         if truncated:
             text = text[:limit]

@@ -18,6 +18,7 @@ killed worker left running: :mod:`skillrt.orchestration.phases`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping
@@ -39,6 +40,7 @@ from skillrt.errors import (
     WorkflowRunnerRequired,
 )
 from skillrt.execution.base import Runner
+from skillrt.fileopen import read_regular
 from skillrt.orchestration.agents import DirectAgents, PhaseAgents
 from skillrt.orchestration.documents import (
     PhaseOutcome,
@@ -454,7 +456,7 @@ class WorkflowEngine(PhaseSteps):
         changed: list[str] = []
         for p in rec.phases:
             path = folder.path_for(p.memory_file)
-            data: bytes = file_io(path.read_bytes, rec.run_id)
+            data: bytes = file_io(functools.partial(read_regular, path), rec.run_id)  # no FIFO
             text = data.decode("utf-8-sig", errors="replace")
             sha = hashlib.sha256(data).hexdigest()
             outcomes.append(PhaseOutcome(p.phase_id, p.agent, p.memory_file, text, sha))

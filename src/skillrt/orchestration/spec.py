@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from skillrt.errors import MemoryPathEscape, WorkflowConfigError
+from skillrt.fileopen import read_regular
 
 __all__ = [
     "CONFIG_FILENAME",
@@ -177,7 +178,9 @@ def load_workflow_spec(path: Path | str) -> WorkflowSpec:
             problems=[{"where": "config.yaml", "message": "file too large"}],
         )
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=MAX_CONFIG_BYTES + 1)  # never blocks on a FIFO
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise OSError(f"grew past the {MAX_CONFIG_BYTES}-byte limit while being read")
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available
         data = yaml.load(raw.decode("utf-8-sig"), Loader=loader)
     except (OSError, UnicodeDecodeError) as exc:
