@@ -39,6 +39,7 @@ def test_observe_reads_own_rank_rival_and_selection() -> None:
     assert not o.selected and o.own_status == "below_threshold"
     won = obs(0, [(0, 0.9, "selected"), (1, 0.3, "below_threshold")])
     assert not won.lost and won.selected and won.rival == 1
+    assert o.contenders == (2, 1) and o.contender_scores == (0.8, 0.1)
     nothing = obs(0, [])
     assert nothing.first is None and nothing.rival is None and not nothing.lost
 
@@ -80,6 +81,27 @@ def test_shadowing_pairs_are_listed_once_worst_first_with_evidence() -> None:
     # pdf-tools -> docx-tools is the same pair the other way: not listed again.
     assert not any((p.skill, p.shadowed_by) == ("pdf-tools", "docx-tools") for p in pairs)
     assert [p.score for p in pairs] == sorted((p.score for p in pairs), reverse=True)
+
+
+def test_a_rival_right_behind_on_every_request_shadows_though_never_the_strongest() -> None:
+    # docx-tools wins its requests, or loses them to pdf-tools; helper is never the
+    # strongest other skill but comes right behind on every one of them.
+    held = [obs(1, [(1, 0.9, "selected"), (0, 0.5, "below_threshold"),
+                    (2, 0.4, "below_threshold")], f"w{k}") for k in range(3)]  # fmt: skip
+    held += [obs(1, [(0, 0.8, "selected"), (1, 0.3, "below_threshold"),
+                     (2, 0.35, "below_threshold")], "lost")]  # fmt: skip
+    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, [frozenset()] * 3)
+    found = {(p.skill, p.shadowed_by): p for p in pairs}
+    helper = found[("docx-tools", "helper")]
+    assert helper.taken == 1.0 and helper.requests == 4 and not helper.mutual
+    # Its evidence is helper's own totals, closest to docx-tools' first.
+    assert [e.request for e in helper.evidence] == ["lost", "w0", "w1"]
+    assert helper.evidence[0].score == 0.35 and helper.evidence[0].own_score == 0.3
+    # Equal shares: the rival ranked higher on them (pdf-tools) is listed first.
+    assert [(p.skill, p.shadowed_by) for p in pairs] == [
+        ("docx-tools", "pdf-tools"),
+        ("docx-tools", "helper"),
+    ]
 
 
 def test_copied_bodies_are_duplicates_to_merge() -> None:

@@ -1,10 +1,10 @@
 """Route pseudo-requests through the real router and keep what each answer says.
 
 An :class:`Observation` is one routed pseudo-request reduced to what the findings use:
-where its own skill ranked and scored, which skill ranked first, and the strongest
-other skill (the one that takes the request when its own skill falls short). Nothing is
-recorded: the routers here are plain :class:`~skillrt.routing.router.Router` objects,
-not the runtime's recording router.
+where its own skill ranked and scored, which skill ranked first, the strongest other
+skill (the one that takes the request when its own skill falls short) and the next
+strongest ones (its :data:`CONTENDERS`). Nothing is recorded: the routers here are plain
+:class:`~skillrt.routing.router.Router` objects, not the runtime's recording router.
 """
 
 from __future__ import annotations
@@ -24,9 +24,12 @@ __all__ = ["Observation", "route_requests"]
 #: Requests routed per chunk: their packed encodings (about 12 KB each) and their
 #: semantic similarities (3 arrays of every skill each) are held at once.
 CHUNK = 128
+#: Other skills kept per request, strongest first: the skills that would take it if
+#: its wording moved a little (the shadowing pairs count them, findings.py).
+CONTENDERS = 3
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Observation:
     """One routed pseudo-request (skills by catalogue position)."""
 
@@ -38,14 +41,24 @@ class Observation:
     #: The skill ranked first and its total (None: no candidate at all).
     first: int | None
     first_score: float
-    #: The strongest other skill and its total (None: no other candidate).
-    rival: int | None
-    rival_score: float
     #: Its own skill is the plan's primary selected skill.
     selected: bool
     #: Its own skill's status in the route ("selected", "below_threshold", "disabled",
     #: "manual_only", "unavailable", ...; "" when not a candidate).
     own_status: str = ""
+    #: The :data:`CONTENDERS` strongest other skills, strongest first, and their totals.
+    contenders: tuple[int, ...] = ()
+    contender_scores: tuple[float, ...] = ()
+
+    @property
+    def rival(self) -> int | None:
+        """The strongest other skill (None: no other candidate)."""
+        return self.contenders[0] if self.contenders else None
+
+    @property
+    def rival_score(self) -> float:
+        """The strongest other skill's total (0 when there is none)."""
+        return self.contender_scores[0] if self.contender_scores else 0.0
 
     @property
     def lost(self) -> bool:
@@ -59,7 +72,7 @@ def observe(request: PseudoRequest, ranked: Sequence[tuple[int, float, str]]) ->
     own_score = ranked[own_rank][1] if own_rank is not None else 0.0
     own_status = ranked[own_rank][2] if own_rank is not None else ""
     first, first_score = (ranked[0][0], ranked[0][1]) if ranked else (None, 0.0)
-    rival = next(((i, t) for i, t, _ in ranked if i != request.skill), None)
+    others = [(i, t) for i, t, _ in ranked if i != request.skill][:CONTENDERS]
     selected = bool(ranked) and ranked[0][0] == request.skill and ranked[0][2] == "selected"
     return Observation(
         request=request,
@@ -67,10 +80,10 @@ def observe(request: PseudoRequest, ranked: Sequence[tuple[int, float, str]]) ->
         own_score=own_score,
         first=first,
         first_score=first_score,
-        rival=rival[0] if rival else None,
-        rival_score=rival[1] if rival else 0.0,
         selected=selected,
         own_status=own_status,
+        contenders=tuple(i for i, _ in others),
+        contender_scores=tuple(t for _, t in others),
     )
 
 

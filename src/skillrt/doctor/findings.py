@@ -14,9 +14,14 @@
     router nothing to tell A apart by.
 
 * **Shadowing**: B shadows A with score ``routed_elsewhere(A) * taken(A, B)``, where
-  ``taken`` is the share of A's held-out requests on which B is the strongest other
-  skill: the skill that takes A's requests whenever A falls short. At most three per
-  skill; a pair found both ways is listed once, the stronger way, marked ``mutual``.
+  ``taken`` is the share of A's held-out requests on which B is one of the three
+  strongest other skills (:data:`~skillrt.doctor.confusion.CONTENDERS`): a real request
+  is worded differently from A's own sentences, and a skill that keeps coming right
+  behind on them is the one such a request goes to (measured: counting only the
+  strongest other skill finds fewer of the real misroutes, docs/doctor.md). Ties go to
+  the rival ranked higher on them. At most three per skill; a pair found both ways is
+  listed once, the stronger way, marked ``mutual`` when each is the strongest other
+  skill on some of the other's requests.
 * **Unreachable**: a skill that, routed its own sentences through the unchanged router,
   is never the selected skill.
 """
@@ -167,46 +172,53 @@ def shadow_pairs(
     ``sections``: each skill's set of section texts (equal sets mark copied bodies).
     """
     names, per_skill = _by_skill(skills, held_out)
-    taken: list[dict[int, list[Observation]]] = []
+    # taken[a][b]: A's requests on which B is a contender, with B's total on each.
+    taken: list[dict[int, list[tuple[Observation, float]]]] = []
+    # pull[a][b]: the sum of 1/position of B among A's contenders (breaks ties).
+    pull: list[dict[int, float]] = []
+    strongest: list[set[int]] = []  # the skills that were A's strongest other skill
     for obs in per_skill:
-        by_rival: dict[int, list[Observation]] = defaultdict(list)
+        by_rival: dict[int, list[tuple[Observation, float]]] = defaultdict(list)
+        ranked: dict[int, float] = defaultdict(float)
         for o in obs:
-            if o.rival is not None:
-                by_rival[o.rival].append(o)
+            for k, (b, total) in enumerate(zip(o.contenders, o.contender_scores, strict=True)):
+                by_rival[b].append((o, total))
+                ranked[b] += 1.0 / (k + 1)
         taken.append(by_rival)
-    scored: list[tuple[float, int, int]] = []
+        pull.append(ranked)
+        strongest.append({o.rival for o in obs if o.rival is not None})
+    scored: list[tuple[float, float, int, int]] = []
     for a, obs in enumerate(per_skill):
         routed = route_risk(obs)
         if routed is None:
             continue
-        rivals = sorted(taken[a].items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        rivals = sorted(taken[a].items(), key=lambda kv: (-len(kv[1]), -pull[a][kv[0]], kv[0]))
         for b, hits in rivals[:RIVALS_PER_SKILL]:
-            scored.append((routed * len(hits) / len(obs), a, b))
-    scored.sort(key=lambda x: (-x[0], names[x[1]], names[x[2]]))
+            scored.append((routed * len(hits) / len(obs), pull[a][b] / len(obs), a, b))
+    scored.sort(key=lambda x: (-x[0], -x[1], names[x[2]], names[x[3]]))
     out: list[ShadowPair] = []
     listed: set[frozenset[int]] = set()
-    for score, a, b in scored:
+    for score, _, a, b in scored:
         key = frozenset((a, b))
         if key in listed:
             continue
         listed.add(key)
-        hits = sorted(taken[a][b], key=lambda o: o.own_score - o.rival_score)
+        hits = sorted(taken[a][b], key=lambda h: h[0].own_score - h[1])
         evidence = tuple(
-            Evidence(o.request.text, o.request.source, round(o.rival_score, 4),
-                     round(o.own_score, 4))
-            for o in hits[:EVIDENCE_KEPT]
-        )  # fmt: skip
+            Evidence(o.request.text, o.request.source, round(total, 4), round(o.own_score, 4))
+            for o, total in hits[:EVIDENCE_KEPT]
+        )
         duplicate = hood.similarity(a, b) >= DUPLICATE_SIMILARITY or _shared_sections(
             a, b, sections
         )
-        mutual = a in taken[b]
+        mutual = a in strongest[b] and b in strongest[a]
         out.append(
             ShadowPair(
                 skill=names[a],
                 shadowed_by=names[b],
                 score=round(score, 4),
                 evidence=evidence,
-                words=stats.pull([o.request.text for o in hits], b),
+                words=stats.pull([o.request.text for o, _ in hits], b),
                 taken=round(len(hits) / len(per_skill[a]), 4),
                 requests=len(per_skill[a]),
                 mutual=mutual,

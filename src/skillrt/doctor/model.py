@@ -69,16 +69,17 @@ class ShadowPair:
 
     skill: str
     shadowed_by: str
-    #: Expected share of ``skill``'s requests that ``shadowed_by`` takes (0..1).
+    #: ``skill``'s routed_elsewhere times ``taken`` (0..1): how much of ``skill``'s
+    #: requests are at stake and how often ``shadowed_by`` is right behind on them.
     score: float
     evidence: tuple[Evidence, ...]
     #: Words of those requests that ``shadowed_by``'s text also has (the pull).
     words: tuple[str, ...]
-    #: Share of ``skill``'s held-out requests on which ``shadowed_by`` is the strongest
-    #: other skill, and on how many requests that was measured.
+    #: Share of ``skill``'s held-out requests on which ``shadowed_by`` is one of the
+    #: three strongest other skills, and on how many requests that was measured.
     taken: float
     requests: int
-    #: ``shadowed_by``'s requests also go to ``skill``.
+    #: Each is the strongest other skill on some of the other's requests.
     mutual: bool
     #: ``duplicate`` (near-identical texts), ``overlap`` otherwise.
     kind: str

@@ -57,7 +57,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _CLAUSE = re.compile(r"(?<=[.!?;])\s+")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PseudoRequest:
     """One request drawn from skill ``skill`` (its position in the catalogue)."""
 
