@@ -32,13 +32,16 @@ TARGET_S = 60.0
 TARGET_MB = 300.0
 
 
-def run_doctor(root: Path, state: Path) -> tuple[float, float, dict[str, Any]]:
+def run_doctor(
+    root: Path, state: Path, samples: int | None = None
+) -> tuple[float, float, dict[str, Any]]:
     """One ``skillrt doctor`` process: (wall seconds, peak RSS MB, its JSON report)."""
+    extra = ["--samples", str(samples)] if samples else []
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         proc = subprocess.Popen(
             [sys.executable, "-m", "skillrt", "doctor", "--root", str(root),
-             "--state", str(state), "--json"],
+             "--state", str(state), "--json", *extra],
             stdout=out,
             stderr=subprocess.DEVNULL,
             env={**os.environ, "PYTHONWARNINGS": "ignore"},
@@ -58,12 +61,13 @@ def main() -> None:
     ap.add_argument("--skills", type=int, default=1_000)
     ap.add_argument("--cache", type=Path, default=Path(".bench-cache"))
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--samples", type=int, default=None, help="doctor --samples")
     args = ap.parse_args()
     root = args.cache / f"doctor-catalogue-{args.skills}"
     state = args.cache / f"doctor-state-{args.skills}"
     if not root.exists():
         build_real_catalogue(root, args.skills, seed=0)
-    cold_s, cold_mb, cold = run_doctor(root, state)
+    cold_s, cold_mb, cold = run_doctor(root, state, args.samples)
     a = cold["analysis"]
     print(
         f"{a['skills']} real skills, {a['pseudo_requests']} pseudo-requests "
@@ -73,7 +77,7 @@ def main() -> None:
     )
     times, peaks = [], []
     for n in range(args.runs):
-        elapsed, peak, warm = run_doctor(root, state)
+        elapsed, peak, warm = run_doctor(root, state, args.samples)
         w = warm["analysis"]
         times.append(elapsed)
         peaks.append(peak)
