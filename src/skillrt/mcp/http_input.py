@@ -5,7 +5,9 @@ JSON allows ``"\\ud800"``; the SDK's parser (pydantic) refuses the whole body wi
 parse error, so a request one surface serves would fail on the other. The body of each
 POST is gathered (the SDK reads it whole anyway) and handed over with such escapes as
 ``\\ufffd``. Only the ASCII escape text changes: the body is read as Latin-1, a
-one-to-one map of bytes, so every other byte reaches the SDK unchanged.
+one-to-one map of bytes, so every other byte reaches the SDK unchanged. A body past
+``limit`` (the SDK's own cap on a request body) is passed on as it came, unread past the
+cap, for the SDK to refuse (413): the gathering never holds more than the SDK would.
 """
 
 from __future__ import annotations
@@ -34,29 +36,34 @@ def repair_body(body: bytes) -> bytes:
 class RepairedBodies:
     """ASGI middleware: POST bodies reach ``app`` repaired, as one message."""
 
-    def __init__(self, app: App) -> None:
+    def __init__(self, app: App, limit: int) -> None:
         self.app = app
+        self.limit = limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope.get("type") != "http" or scope.get("method") != "POST":
             await self.app(scope, receive, send)
             return
-        chunks: list[bytes] = []
+        messages: list[Message] = []
+        size = 0
         while True:
             message = await receive()
+            messages.append(message)
             if message.get("type") != "http.request":  # the client went away
-                await self.app(scope, _replay(message, receive), send)
-                return
-            chunks.append(message.get("body", b""))
-            if not message.get("more_body", False):
                 break
-        body = repair_body(b"".join(chunks))
-        await self.app(scope, _replay({"type": "http.request", "body": body}, receive), send)
+            size += len(message.get("body", b""))
+            if size > self.limit:  # the SDK answers 413; hand over what came, as it came
+                break
+            if not message.get("more_body", False):
+                body = repair_body(b"".join(m.get("body", b"") for m in messages))
+                messages = [{"type": "http.request", "body": body}]
+                break
+        await self.app(scope, _replay(messages, receive), send)
 
 
-def _replay(first: Message, receive: Receive) -> Receive:
-    """A ``receive`` that gives ``first`` once, then defers to the real one."""
-    pending = [first]
+def _replay(messages: list[Message], receive: Receive) -> Receive:
+    """A ``receive`` that gives ``messages`` in order, then defers to the real one."""
+    pending = list(reversed(messages))
 
     async def replay() -> Message:
         return pending.pop() if pending else await receive()

@@ -37,6 +37,7 @@ from mcp.server.subscriptions import (
     ResourcesListChanged,
     ToolsListChanged,
 )
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -331,7 +332,8 @@ async def serve_http(
 
     await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
-    app = RepairedBodies(server.streamable_http_app(host=LOOPBACK))
+    # The SDK's own body cap (its default): past it the SDK answers 413.
+    app = RepairedBodies(server.streamable_http_app(host=LOOPBACK), DEFAULT_MAX_REQUEST_BODY_SIZE)
     sock = bind_loopback(port)
     url = f"http://{LOOPBACK}:{sock.getsockname()[1]}/mcp"
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)
