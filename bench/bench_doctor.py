@@ -36,7 +36,7 @@ def run_doctor(
     root: Path, state: Path, samples: int | None = None
 ) -> tuple[float, float, dict[str, Any]]:
     """One ``skillrt doctor`` process: (wall seconds, peak RSS MB, its JSON report)."""
-    extra = ["--samples", str(samples)] if samples else []
+    extra = ["--samples", str(samples)] if samples is not None else []
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
         proc = subprocess.Popen(

@@ -12,7 +12,8 @@ and the medians of the rounds' p50 and p95 are compared::
 The catalogue is ``bench_router.py``'s (built under ``--cache`` on the first run); the
 old tree keeps its own vector cache and saved index under ``--old-cache`` (default
 ``<cache>/old``; a cache key can change between versions, and the first round there
-embeds the catalogue).
+embeds the catalogue). Both trees run this checkout's ``bench/bench_router.py`` (its
+catalogue and request helpers), with their own ``skillrt`` package.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ cache = Path(sys.argv[1])
 skills = B._tree_skills(cache / "real-1000")
 router = Router.from_skills(skills, B.EVAL_CFG, store=Store(Path(sys.argv[2])),
                             backend="onnx-minilm")
-queries = [json.loads(l)["query"] for l in B.REAL_QUERIES.open() if l.strip()]
+queries = [json.loads(l)["query"] for l in B.REAL_QUERIES.open(encoding="utf-8") if l.strip()]
 for q in queries[:20]:
     router.route(q + " warm-up")
 times = []
@@ -57,8 +58,10 @@ def one_round(src: Path, cache: Path, vectors: Path, tag: str) -> tuple[float, f
     code = _ROUND.format(bench=str(HERE))
     out = subprocess.run(
         [sys.executable, "-c", code, str(cache), str(vectors), tag],
-        env=env, capture_output=True, text=True, check=True, timeout=3600,
+        env=env, capture_output=True, text=True, timeout=3600,
     )  # fmt: skip
+    if out.returncode != 0:
+        sys.exit(f"a round under {src} failed ({out.returncode}):\n{out.stderr[-3000:]}")
     p50, p95 = json.loads(out.stdout.strip().splitlines()[-1])
     return float(p50), float(p95)
 

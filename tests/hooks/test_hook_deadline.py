@@ -138,3 +138,11 @@ def test_route_does_not_wait_long_on_a_daemon_that_does_not_answer(stopped_daemo
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["plan"]["skills"][0]["name"] == "code-review"
     assert "did not answer within 1 s; working in-process" in proc.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_a_deadline_that_is_not_a_positive_number_is_a_usage_error(
+    tmp_path: Path, value: str
+) -> None:
+    proc = skillrt("hook", "claude-code", "--deadline", value, cwd=tmp_path, stdin="{}")
+    assert proc.returncode == 2 and "--deadline must be a positive number" in proc.stderr

@@ -71,3 +71,24 @@ def test_a_body_over_the_cap_is_passed_on_as_it_came_without_reading_the_rest() 
 def test_other_methods_are_not_touched() -> None:
     seen, read_first = drive([b'"\\ud800"'], limit=1 << 20, method="GET")
     assert read_first == 0 and seen[0]["body"] == b'"\\ud800"'
+
+
+def test_a_body_announced_over_the_cap_is_not_read_at_all() -> None:
+    incoming = [{"type": "http.request", "body": b"x" * 10, "more_body": True}]
+    read = 0
+    reached: list[bool] = []
+
+    async def receive() -> Message:
+        nonlocal read
+        read += 1
+        return incoming.pop(0)
+
+    async def app(scope: Any, receive_: Any, send: Any) -> None:
+        reached.append(read == 0)  # the SDK refuses it (413) before reading anything
+
+    async def send(message: Message) -> None:
+        return None
+
+    scope = {"type": "http", "method": "POST", "headers": [(b"content-length", b"5000000")]}
+    anyio.run(RepairedBodies(app, 4_194_304), scope, receive, send)
+    assert reached == [True]

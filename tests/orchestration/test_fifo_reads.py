@@ -133,8 +133,45 @@ def test_a_repair_prompt_quotes_a_fifo_as_unreadable(
     tmp_path: Path, fifo: Callable[[Path], Path]
 ) -> None:
     pipe = fifo(tmp_path / "skill" / "scripts" / "run.sh")
-    assert returns(lambda: _quote_file(pipe, follow_symlinks=False)).startswith("(unreadable")
+    assert returns(lambda: _quote_file(pipe, chars=100, follow_symlinks=False)).startswith(
+        "(unreadable"
+    )
     link = tmp_path / "skill" / "scripts" / "link.sh"
     (tmp_path / "outside.sh").write_text("secret\n", encoding="utf-8")
     link.symlink_to(tmp_path / "outside.sh")
-    assert _quote_file(link, follow_symlinks=False).startswith("(unreadable")
+    assert _quote_file(link, chars=100, follow_symlinks=False).startswith("(unreadable")
+
+
+def test_a_learnings_file_that_is_a_fifo_reads_as_none_and_is_replaced_by_a_merge(
+    tmp_path: Path, fifo: Callable[[Path], Path]
+) -> None:
+    from skillrt.orchestration.learnings import Learning, merge_learnings, read_learnings
+
+    fifo(tmp_path / "learnings" / "web.md")
+    assert returns(lambda: read_learnings(tmp_path / "learnings", "web")).text == ""
+    merged = returns(
+        lambda: merge_learnings(tmp_path / "learnings", "web", [Learning("pin it", "t", "p")])
+    )
+    assert merged.path.is_file() and "pin it" in merged.path.read_text(encoding="utf-8")
+
+
+def test_a_context_file_swapped_for_a_fifo_after_the_listing_is_left_out(
+    tmp_path: Path, fifo: Callable[[Path], Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = MemoryFolder(tmp_path / "memory")
+    folder.ensure()
+    (folder.root / "t-a-memory.md").write_text("a\r\nb\n", encoding="utf-8")
+    fifo(folder.root / "t-b-memory.md")
+    # The listing saw two regular files; the second is a FIFO by the time it is read.
+    monkeypatch.setattr(Path, "is_file", lambda self: True)
+    found = returns(lambda: folder.match(["t-*-memory.md"], "t"))
+    assert [f.name for f in found] == ["t-a-memory.md"]
+    assert found[0].text == "a\nb\n"  # newlines as a text-mode read gives them
+
+
+def test_a_repair_prompt_quotes_whole_characters_and_says_where_it_cut(tmp_path: Path) -> None:
+    skill_md = tmp_path / "SKILL.md"
+    skill_md.write_text("技能" * 30_000, encoding="utf-8")  # 3 bytes a character
+    quoted = _quote_file(skill_md, chars=40_000)
+    assert quoted.startswith("技能" * 20_000)
+    assert quoted.endswith("[... cut at 40,000 characters]") and "\ufffd" not in quoted

@@ -75,6 +75,7 @@ REPAIR_TRANSITIONS: Mapping[str, frozenset[str]] = {
     "fallback": frozenset(),
 }
 MAX_FILE_CHARS_IN_PROMPT = 20_000
+MAX_SKILL_MD_CHARS_IN_PROMPT = 40_000
 
 __all__ = [
     "REPAIR_TRANSITIONS",
@@ -369,15 +370,19 @@ class Repairer:
         return attempt
 
 
-def _quote_file(path: Path, *, follow_symlinks: bool = True) -> str:
-    """A skill file's text for the prompt (capped; a FIFO, device or symlink swapped in
-    is quoted as unreadable rather than blocking the repair or leaving the folder)."""
+def _quote_file(path: Path, *, chars: int, follow_symlinks: bool = True) -> str:
+    """A skill file's first ``chars`` characters for the prompt, with a note when it is
+    longer (a FIFO, device or symlink swapped in is quoted as unreadable rather than
+    blocking the repair or leaving the folder)."""
     try:
-        cap = 4 * MAX_FILE_CHARS_IN_PROMPT  # bytes: up to 4 a character
-        data = read_regular(path, limit=cap, follow_symlinks=follow_symlinks)
+        # Up to 4 bytes a character, and one more to know whether there is more.
+        data = read_regular(path, limit=4 * chars + 4, follow_symlinks=follow_symlinks)
     except OSError as exc:
         return f"(unreadable: {exc.strerror or exc})"
-    return data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    if len(text) > chars:
+        return text[:chars] + f"\n[... cut at {chars:,} characters]"
+    return text
 
 
 def repair_prompt(
@@ -386,7 +391,7 @@ def repair_prompt(
     """The request for a patch proposal sent to the runner."""
     skill_md = ""
     if skill.skill_file is not None:
-        skill_md = _quote_file(skill.skill_file)
+        skill_md = _quote_file(skill.skill_file, chars=MAX_SKILL_MD_CHARS_IN_PROMPT)
     listing: list[str] = []
     mentioned: list[str] = []
     blob = f"{error.get('stderr', '')}\n{error.get('output_tail', '')}\n{error.get('message', '')}"
@@ -399,10 +404,8 @@ def repair_prompt(
                 rel = p.relative_to(skill.path).as_posix()
                 listing.append(f"- {rel} ({p.stat().st_size} bytes)")
                 if (rel in blob or p.name in blob) and len(mentioned) < 3:
-                    text = _quote_file(p, follow_symlinks=False)
-                    mentioned.append(
-                        f'<file path="{rel}">\n{text[:MAX_FILE_CHARS_IN_PROMPT]}\n</file>'
-                    )
+                    text = _quote_file(p, chars=MAX_FILE_CHARS_IN_PROMPT, follow_symlinks=False)
+                    mentioned.append(f'<file path="{rel}">\n{text}\n</file>')
     report_json = json.dumps(dict(report.__dict__), indent=2, ensure_ascii=False, default=str)
     return "\n".join(
         [
@@ -435,7 +438,7 @@ def repair_prompt(
             "</error>",
             "",
             '<file path="SKILL.md">',
-            skill_md[:40_000],
+            skill_md,
             "</file>",
             "",
             "<skill-files>",

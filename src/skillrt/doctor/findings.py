@@ -20,8 +20,7 @@
   behind on them is the one such a request goes to (measured: counting only the
   strongest other skill finds fewer of the real misroutes, docs/doctor.md). Ties go to
   the rival ranked higher on them. At most three per skill; a pair found both ways is
-  listed once, the stronger way, marked ``mutual`` when each is the strongest other
-  skill on some of the other's requests.
+  listed once, the stronger way, marked ``mutual``.
 * **Unreachable**: a skill that, routed its own sentences through the unchanged router,
   is never the selected skill.
 """
@@ -176,7 +175,6 @@ def shadow_pairs(
     taken: list[dict[int, list[tuple[Observation, float]]]] = []
     # pull[a][b]: the sum of 1/position of B among A's contenders (breaks ties).
     pull: list[dict[int, float]] = []
-    strongest: list[set[int]] = []  # the skills that were A's strongest other skill
     for obs in per_skill:
         by_rival: dict[int, list[tuple[Observation, float]]] = defaultdict(list)
         ranked: dict[int, float] = defaultdict(float)
@@ -186,7 +184,6 @@ def shadow_pairs(
                 ranked[b] += 1.0 / (k + 1)
         taken.append(by_rival)
         pull.append(ranked)
-        strongest.append({o.rival for o in obs if o.rival is not None})
     scored: list[tuple[float, float, int, int]] = []
     for a, obs in enumerate(per_skill):
         routed = route_risk(obs)
@@ -196,6 +193,7 @@ def shadow_pairs(
         for b, hits in rivals[:RIVALS_PER_SKILL]:
             scored.append((routed * len(hits) / len(obs), pull[a][b] / len(obs), a, b))
     scored.sort(key=lambda x: (-x[0], -x[1], names[x[2]], names[x[3]]))
+    found_both_ways = {(a, b) for _, _, a, b in scored}
     out: list[ShadowPair] = []
     listed: set[frozenset[int]] = set()
     for score, _, a, b in scored:
@@ -211,7 +209,7 @@ def shadow_pairs(
         duplicate = hood.similarity(a, b) >= DUPLICATE_SIMILARITY or _shared_sections(
             a, b, sections
         )
-        mutual = a in strongest[b] and b in strongest[a]
+        mutual = (b, a) in found_both_ways
         out.append(
             ShadowPair(
                 skill=names[a],

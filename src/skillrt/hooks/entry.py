@@ -102,8 +102,8 @@ def parse_args(argv: list[str]) -> Options:
                 number = float(value) if flag in ("--timeout", "--deadline") else int(value)
             except ValueError:
                 raise UsageProblem(f"{flag} needs a number, got {value!r}") from None
-            if number <= 0:
-                raise UsageProblem(f"{flag} must be positive")
+            if not 0 < number < float("inf"):  # nan too: it would switch the deadline off
+                raise UsageProblem(f"{flag} must be a positive number")
             setattr(opts, flag[2:].replace("-", "_"), number)
     return opts
 
@@ -126,6 +126,8 @@ def main(argv: list[str]) -> int:
     # Re-read the deadline each time round: the config file may move it.
     while not done.acquire(timeout=max(0.0, min(run.deadline - time.monotonic(), 0.25))):
         if run.deadline - time.monotonic() <= 0:
+            if done.acquire(False):  # the work ended just as the deadline passed
+                break
             run.expire()  # never returns
     return 0
 

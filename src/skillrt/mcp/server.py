@@ -332,8 +332,11 @@ async def serve_http(
 
     await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
-    # The SDK's own body cap (its default): past it the SDK answers 413.
-    app = RepairedBodies(server.streamable_http_app(host=LOOPBACK), DEFAULT_MAX_REQUEST_BODY_SIZE)
+    # One body cap for both: past it the SDK answers 413, and the repair reads no more.
+    limit = DEFAULT_MAX_REQUEST_BODY_SIZE
+    app = RepairedBodies(
+        server.streamable_http_app(host=LOOPBACK, max_request_body_size=limit), limit
+    )
     sock = bind_loopback(port)
     url = f"http://{LOOPBACK}:{sock.getsockname()[1]}/mcp"
     config = uvicorn.Config(app, log_level="warning", lifespan="on", access_log=False)

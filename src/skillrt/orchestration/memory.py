@@ -163,7 +163,7 @@ class MemoryFolder:
 
     def read_text(self, name: str) -> str:
         path = self.path_for(name)  # an agent may have put a FIFO there: never block
-        return read_regular(path).decode("utf-8-sig")
+        return _newlines(read_regular(path).decode("utf-8-sig"))
 
     def verify(self, name: str, *, phase_id: str | None = None) -> VerifiedMemory:
         """Check memory file ``name`` is present, readable, non-empty and completed.
@@ -204,7 +204,11 @@ class MemoryFolder:
             # or be swapped for a FIFO (which must not block the run).
             data = read_regular(path, limit=self.max_file_bytes + 1)
             if len(data) > self.max_file_bytes:
-                raise fail("too_large", f"grew past the {self.max_file_bytes}-byte limit")
+                raise fail(
+                    "too_large",
+                    f"grew past the {self.max_file_bytes}-byte limit while being read",
+                    bytes=len(data),
+                )
             text = data.decode("utf-8-sig")
         except NotRegularFile:
             raise fail("not_a_file", "is not a regular file") from None
@@ -256,16 +260,25 @@ class MemoryFolder:
                 path = self.path_for(name)
                 if not path.is_file():
                     continue
+                try:
+                    found = self._context_file(name, path)
+                except (FileNotFoundError, NotRegularFile):
+                    continue  # removed or swapped for a FIFO since the listing
                 seen.add(name)
-                out.append(self._context_file(name, path))
+                out.append(found)
         return out
 
     def _context_file(self, name: str, path: Path) -> ContextFile:
         limit = self.max_context_file_chars
         # At most 4 bytes a character; a FIFO or device an agent left is refused.
         raw = read_regular(path, limit=4 * (limit + 1))
-        text = raw.decode("utf-8-sig", errors="replace")[: limit + 1]
+        text = _newlines(raw.decode("utf-8-sig", errors="replace"))[: limit + 1]
         truncated = len(text) > limit
         if truncated:
             text = text[:limit]
         return ContextFile(name=name, path=path, text=text, truncated=truncated)
+
+
+def _newlines(text: str) -> str:
+    r"""``\r\n`` and ``\r`` as ``\n``, as a text-mode read gives them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -519,7 +519,7 @@ class PhaseSteps(ABC):
         # it: never its own memory file, later phases' files or the step-6 summary.
         exclude = {p.memory_file_name(task_id) for p in spec.phases[index:]}
         exclude.add(summary_file_name(task_id))
-        context = folder.match(phase.context, task_id, exclude=exclude)
+        context = file_io(lambda: folder.match(phase.context, task_id, exclude=exclude), rec.run_id)
         learnings = self._learnings(rec).read(
             rec.domain, max_chars=self.settings.max_learnings_chars
         )

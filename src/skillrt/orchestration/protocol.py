@@ -456,7 +456,10 @@ class WorkflowEngine(PhaseSteps):
         changed: list[str] = []
         for p in rec.phases:
             path = folder.path_for(p.memory_file)
-            data: bytes = file_io(functools.partial(read_regular, path), rec.run_id)  # no FIFO
+            # Never a FIFO; a file grown past the limit since it was verified is cut, and its
+            # changed hash below reports it.
+            read = functools.partial(read_regular, path, limit=folder.max_file_bytes + 1)
+            data: bytes = file_io(read, rec.run_id)
             text = data.decode("utf-8-sig", errors="replace")
             sha = hashlib.sha256(data).hexdigest()
             outcomes.append(PhaseOutcome(p.phase_id, p.agent, p.memory_file, text, sha))
