@@ -30,6 +30,7 @@ __all__ = [
     "open_regular",
     "read_regular",
     "regular_stat",
+    "text_of",
 ]
 
 #: A read-only open that never blocks on a FIFO nor takes a terminal as ours.
@@ -106,6 +107,11 @@ def read_regular(
     fh, _ = open_regular(path, follow_symlinks=follow_symlinks)
     with fh:
         return fh.read() if limit is None else fh.read(limit)
+
+
+def text_of(data: bytes, *, encoding: str = "utf-8-sig", errors: str = "strict") -> str:
+    r"""``data`` decoded as a text-mode read gives it: ``\r\n`` and ``\r`` as ``\n``."""
+    return data.decode(encoding, errors=errors).replace("\r\n", "\n").replace("\r", "\n")
 
 
 def regular_stat(fd: int, path: str, expect: os.stat_result | None = None) -> os.stat_result:

@@ -59,7 +59,7 @@ from skillrt.execution.patches import (
     revert_patch,
 )
 from skillrt.execution.records import ExecutionRow, new_id
-from skillrt.fileopen import read_regular
+from skillrt.fileopen import read_regular, text_of
 from skillrt.skills.model import Skill
 from skillrt.store.base import Store
 
@@ -379,7 +379,7 @@ def _quote_file(path: Path, *, chars: int, follow_symlinks: bool = True) -> str:
         data = read_regular(path, limit=4 * chars + 4, follow_symlinks=follow_symlinks)
     except OSError as exc:
         return f"(unreadable: {exc.strerror or exc})"
-    text = data.decode("utf-8", errors="replace").replace("\r\n", "\n")
+    text = text_of(data, encoding="utf-8", errors="replace")
     if len(text) > chars:
         return text[:chars] + f"\n[... cut at {chars:,} characters]"
     return text

@@ -21,7 +21,7 @@ from typing import Protocol
 
 from skillrt.atomic import atomic_write_text
 from skillrt.errors import MemoryPathEscape
-from skillrt.fileopen import NotRegularFile, read_regular
+from skillrt.fileopen import NotRegularFile, read_regular, text_of
 
 __all__ = [
     "FileLearnings",
@@ -127,7 +127,7 @@ def read_learnings(
     """The domain's learnings; over ``max_chars`` keep the newest (last) lines."""
     path = learnings_path(learnings_dir, domain)
     try:
-        text = _read_text(path, errors="replace")
+        text = text_of(read_regular(path), errors="replace")
     except (FileNotFoundError, NotRegularFile, NotADirectoryError):
         return LearningsText(domain=domain, path=path, text="")
     kept, truncated = tail(text, max_chars)
@@ -227,7 +227,7 @@ def merge_learnings(
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path):
         try:
-            current = _read_text(path)
+            current = text_of(read_regular(path))
         except (FileNotFoundError, NotRegularFile):  # a FIFO or folder there is replaced
             current = f"{heading(domain)}\n\n"
         known = _existing(current)
@@ -264,9 +264,3 @@ def _locked(path: Path) -> Iterator[None]:
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
-
-
-def _read_text(path: Path, *, errors: str = "strict") -> str:
-    """The file's text as a text-mode read gives it, never blocking on a FIFO."""
-    text = read_regular(path).decode("utf-8-sig", errors=errors)
-    return text.replace("\r\n", "\n").replace("\r", "\n")

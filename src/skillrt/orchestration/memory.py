@@ -31,7 +31,7 @@ from pathlib import Path
 
 from skillrt.atomic import atomic_write_text
 from skillrt.errors import MemoryPathEscape, MemoryVerificationFailed
-from skillrt.fileopen import NotRegularFile, read_regular
+from skillrt.fileopen import NotRegularFile, read_regular, text_of
 
 __all__ = [
     "BLOCKED_PREFIX",
@@ -163,7 +163,7 @@ class MemoryFolder:
 
     def read_text(self, name: str) -> str:
         path = self.path_for(name)  # an agent may have put a FIFO there: never block
-        return _newlines(read_regular(path).decode("utf-8-sig"))
+        return text_of(read_regular(path))
 
     def verify(self, name: str, *, phase_id: str | None = None) -> VerifiedMemory:
         """Check memory file ``name`` is present, readable, non-empty and completed.
@@ -272,13 +272,8 @@ class MemoryFolder:
         limit = self.max_context_file_chars
         # At most 4 bytes a character; a FIFO or device an agent left is refused.
         raw = read_regular(path, limit=4 * (limit + 1))
-        text = _newlines(raw.decode("utf-8-sig", errors="replace"))[: limit + 1]
+        text = text_of(raw, errors="replace")[: limit + 1]
         truncated = len(text) > limit
         if truncated:
             text = text[:limit]
         return ContextFile(name=name, path=path, text=text, truncated=truncated)
-
-
-def _newlines(text: str) -> str:
-    r"""``\r\n`` and ``\r`` as ``\n``, as a text-mode read gives them."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
