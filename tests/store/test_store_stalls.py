@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import pytest
+from tests.pg_processes import child_pids, postmaster_pid
 
 from skillrt.errors import StoreMisconfigured, StoreUnavailable
 from skillrt.store import Store, skill_state
@@ -384,17 +385,8 @@ def test_closing_the_event_writer_skips_the_flush_on_a_store_never_reached(
 
 def _server_pids(folder: str) -> list[int]:
     """The postmaster of the test cluster and every process it started (its backends)."""
-    postmaster = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
-    children = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = (Path("/proc") / entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == postmaster:
-                children.append(int(entry))
-    return [postmaster, *children]
+    postmaster = postmaster_pid(folder)
+    return [postmaster, *child_pids(postmaster)]
 
 
 @pytest.fixture

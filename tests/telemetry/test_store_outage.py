@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import REPO, StoreSpec
+from tests.pg_processes import child_pids, postmaster_pid
 
 from skillrt.config import RuntimeConfig
 from skillrt.routing.plan import RouteResult
@@ -74,10 +75,10 @@ def silent(folder: str, url: str, *, frozen: bool = False) -> Iterator[None]:
     """The server stops answering: skillrt's connections ended, the postmaster stopped;
     ``frozen``: the connections kept, the postmaster and every backend stopped (an open
     connection gets no answer either, and its socket still acknowledges)."""
-    postmaster = int((Path(folder) / "data" / "postmaster.pid").read_text().split()[0])
+    postmaster = postmaster_pid(folder)
     if not frozen:
         end_skillrt_connections(url)
-    pids = [postmaster, *(children(postmaster) if frozen else [])]
+    pids = [postmaster, *(child_pids(postmaster) if frozen else [])]
     for pid in pids:
         os.kill(pid, signal.SIGSTOP)
     try:
@@ -85,19 +86,6 @@ def silent(folder: str, url: str, *, frozen: bool = False) -> Iterator[None]:
     finally:
         for pid in reversed(pids):
             os.kill(pid, signal.SIGCONT)
-
-
-def children(parent: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = (Path("/proc") / entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
-                found.append(int(entry))
-    return found
 
 
 def route_events(url: str, schema: str) -> list[tuple[str, str]]:

@@ -258,32 +258,16 @@ class PhaseSteps(ABC):
         run_id = rec.run_id
         self._point(f"phase:{phase.id}", run_id)
         prepared = self._prepare(rec, spec, phase, prec.index, folder, runner, failure=failure)
-        prompt = prepared.prompt
-        seq = self.store.phase_transition(
-            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
-        )
+        seq = self._begin(run_id, phase, prepared.prompt)
         path = folder.path_for(prec.memory_file)
-        self._emit(
-            run_id,
-            "phase_started",
-            RunState.TRIGGERING_AGENTS,
-            seq,
-            step=5,
-            phase_id=phase.id,
-            agent=phase.agent,
-            memory_file=str(path),
-            prompt=prompt,
-            directive=(
-                f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
-                f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; "
-                + (
-                    f"its reply is written to {path}"
-                    if not runner.writes_files
-                    else f"it must write {path}"
-                )
-            ),
-            extra={"index": prec.index, "total": len(spec.phases), "attempt": prec.attempts + 1},
-        )
+        self._announce(
+            rec, spec, phase, prec, prepared, seq, path, "phase_started",
+            f"Agent '{phase.agent}' (role {prepared.role}) runs phase "
+            f"{prec.index + 1}/{len(spec.phases)} '{phase.id}'; "
+            + (f"its reply is written to {path}" if not runner.writes_files
+               else f"it must write {path}"),
+            attempt=prec.attempts + 1,
+        )  # fmt: skip
         self._point(f"phase:{phase.id}:running", run_id)
         ran: dict[str, Any] = runner.describe()
         before = _stamp(path)
@@ -393,35 +377,51 @@ class PhaseSteps(ABC):
         folder: MemoryFolder,
     ) -> None:
         prepared = self._prepare(rec, spec, phase, prec.index, folder, None)
-        prompt = prepared.prompt
         if prec.state is PhaseState.RUNNING:
             seq = rec.seq  # already issued and saved: repeat the directive
         else:
             self._point(f"phase:{phase.id}", rec.run_id)
-            seq = self.store.phase_transition(
-                rec.run_id,
-                phase.id,
-                PhaseState.RUNNING,
-                prompt_sha256=_sha(prompt),
-                owner=self._owner,
-            )
+            seq = self._begin(rec.run_id, phase, prepared.prompt)
         path = folder.root / prec.memory_file
+        self._announce(
+            rec, spec, phase, prec, prepared, seq, path, "phase_awaiting",
+            f"Execute agent '{phase.agent}' (role {prepared.role}) with the prompt "
+            f"below. It must write {path} ending with the line 'Status: COMPLETED'. Then "
+            f"run: skillrt workflow advance {rec.run_id} {phase.id}",
+        )  # fmt: skip
+
+    def _begin(self, run_id: str, phase: PhaseSpec, prompt: str) -> int:
+        """The phase's ``pending -> running`` transition (with its prompt's hash)."""
+        return self.store.phase_transition(
+            run_id, phase.id, PhaseState.RUNNING, prompt_sha256=_sha(prompt), owner=self._owner
+        )
+
+    def _announce(
+        self,
+        rec: RunRecord,
+        spec: WorkflowSpec,
+        phase: PhaseSpec,
+        prec: PhaseRecord,
+        prepared: PreparedPhase,
+        seq: int,
+        path: Path,
+        event: EventKind,
+        directive: str,
+        **extra: Any,
+    ) -> None:
+        """The event that hands a phase to its agent (step 5), with its prompt."""
         self._emit(
             rec.run_id,
-            "phase_awaiting",
+            event,
             RunState.TRIGGERING_AGENTS,
             seq,
             step=5,
             phase_id=phase.id,
             agent=phase.agent,
             memory_file=str(path),
-            prompt=prompt,
-            directive=(
-                f"Execute agent '{phase.agent}' (role {prepared.role}) with the prompt "
-                f"below. It must write {path} ending with the line 'Status: COMPLETED'. Then "
-                f"run: skillrt workflow advance {rec.run_id} {phase.id}"
-            ),
-            extra={"index": prec.index, "total": len(spec.phases)},
+            prompt=prepared.prompt,
+            directive=directive,
+            extra={"index": prec.index, "total": len(spec.phases), **extra},
         )
 
     def _mark_failed(
