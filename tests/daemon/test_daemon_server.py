@@ -612,3 +612,42 @@ def test_a_daemon_lets_the_state_folder_go_only_after_its_last_events(
         assert writer_open_at_release == [False]
     finally:
         runtime.close()
+
+
+_SIGNAL_WHILE_LOCKED = """
+import os, signal, sys
+from pathlib import Path
+from typing import cast
+from skillrt.daemon.server import Daemon
+from skillrt.mcp.service import SkillService
+
+state = Path(sys.argv[1])
+daemon = Daemon(cast(SkillService, None), str(state / "skillrt.sock"), identity={},
+                info_file=state / "skillrt.daemon.json", poll_interval_s=0)
+daemon.service = cast(SkillService, type("S", (), {"start": lambda *a, **k: None,
+                                                   "events": None})())
+
+def ready(d):
+    # The moment that hung a stopped-then-resumed daemon: SIGTERM handled while the
+    # main thread holds the stop event's own lock (inside Event.wait).
+    with d._stop._cond:
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(1000):
+            pass
+
+daemon.serve(warm=False, ready=ready)
+print("stopped")
+"""
+
+
+def test_sigterm_while_the_main_thread_holds_the_stop_lock(tmp_path: Path) -> None:
+    """SIGTERM stops the daemon whatever the main thread holds when the handler runs
+    (setting the stop event in the handler deadlocked: the CI's stopped-and-resumed
+    daemon never exited)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _SIGNAL_WHILE_LOCKED, str(tmp_path / "state")],
+        capture_output=True, text=True, timeout=60, env=env(),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "stopped"
+    assert not (tmp_path / "state" / "skillrt.sock").exists()

@@ -103,6 +103,9 @@ class Daemon:
         self.errors = 0
         self._counts = threading.Lock()
         self._stop = threading.Event()
+        #: Write end of the pipe that wakes the serving loop; a signal handler writes to
+        #: it and takes no lock (see :meth:`_install_signals`).
+        self._wake_fd: int | None = None
         self._server: socketserver.BaseServer | None = None
         self._bound = False
         self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -301,7 +304,7 @@ class Daemon:
         return to_jsonable(res)
 
     def _shutdown(self, _args: dict[str, Any]) -> dict[str, Any]:
-        self._stop.set()
+        self.stop()
         return {"stopping": True, "pid": os.getpid()}
 
     # -- serving ----------------------------------------------------------------------
@@ -366,6 +369,9 @@ class Daemon:
             self._server.server_close()
             self._cleanup()
             raise
+        wake_r, self._wake_fd = os.pipe()
+        os.set_blocking(wake_r, False)
+        os.set_blocking(self._wake_fd, False)
         restore = self._install_signals()
         # Hand the GIL over sooner (default 5 ms): a request thread waiting behind the
         # reload poll or the telemetry writer answers that much earlier.
@@ -379,12 +385,17 @@ class Daemon:
         try:
             if ready is not None:
                 ready(self)
-            while not self._stop.wait(0.5):
+            while not self._stop.is_set() and not _woken(wake_r, 0.5):
                 pass
         finally:
+            self._stop.set()  # for the watch thread, when a signal ended the loop
             self._server.shutdown()
             self._server.server_close()
             restore()
+            wake_w, self._wake_fd = self._wake_fd, None
+            for fd in (wake_r, wake_w):
+                if fd is not None:
+                    os.close(fd)
             try:
                 if self.service.events is not None:
                     self.service.events.close()
@@ -395,6 +406,14 @@ class Daemon:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the serving loop: one byte down its pipe (a full pipe is awake already)."""
+        fd = self._wake_fd
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.write(fd, b"\0")
 
     def _watch(self) -> None:
         while not self._stop.wait(self.poll_interval_s):
@@ -406,8 +425,11 @@ class Daemon:
     def _install_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
+        # The handler runs in the main thread between two bytecodes, possibly while that
+        # thread holds ``_stop``'s own lock inside ``Event.wait``: setting the event there
+        # deadlocked the daemon on SIGTERM. Writing to a pipe takes no lock.
         previous = {
-            sig: signal.signal(sig, lambda *_: self._stop.set())
+            sig: signal.signal(sig, lambda *_: self._wake())
             for sig in (signal.SIGTERM, signal.SIGINT)
         }
 
@@ -430,6 +452,20 @@ class Daemon:
                 with contextlib.suppress(OSError):
                     os.unlink(self.info_file)
         self._lock.release()
+
+
+def _woken(fd: int, timeout: float) -> bool:
+    """Wait up to ``timeout`` seconds for bytes on pipe ``fd``; drain them; whether any
+    came."""
+    import select
+
+    readable, _, _ = select.select([fd], [], [], timeout)
+    if not readable:
+        return False
+    with contextlib.suppress(BlockingIOError):
+        while os.read(fd, 512):
+            pass
+    return True
 
 
 def _file_id(path: str) -> tuple[int, int, int]:
