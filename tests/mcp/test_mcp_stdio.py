@@ -241,3 +241,47 @@ def test_a_bad_runner_choice_stops_the_server_at_once(catalogue: Path, state: Pa
     assert proc.returncode == 1
     error = json.loads(proc.stdout)["error"]
     assert error["code"] == "E_CONFIG" and error["reason"] == "no_base_url"
+
+
+_TORN_DOWN = """
+import sys
+import anyio
+from mcp.server.lowlevel import Server
+from skillrt.cli import main
+
+kind = sys.argv[1]
+
+async def run(self, *args, **kwargs):
+    # What the SDK raised when Ctrl-C closed its streams under a request in flight.
+    inner = ExceptionGroup("relay", [anyio.BrokenResourceError()])
+    leaves = [anyio.ClosedResourceError(), inner]
+    if kind == "bug":
+        leaves.append(RuntimeError("a real bug"))
+    raise ExceptionGroup("unhandled errors in a TaskGroup", leaves)
+
+Server.run = run
+sys.exit(main(["--state", sys.argv[2], "mcp", "--root", sys.argv[3], "--poll", "0"]))
+"""
+
+
+@pytest.mark.parametrize("kind", ["closed", "bug"])
+def test_streams_closed_under_a_request_end_the_session_quietly(
+    kind: str, tmp_path: Path, make_skill: Any
+) -> None:
+    """Ctrl-C with requests in flight closed the SDK's streams under them and the server
+    exited 1 with E_INTERNAL: a closed transport now ends the session (exit 0); any
+    other error among them is still reported."""
+    import os
+    import subprocess
+    import sys
+
+    make_skill("alpha", description="Alpha does a thing.")
+    proc = subprocess.run(
+        [sys.executable, "-c", _TORN_DOWN, kind, str(tmp_path / "state"), str(tmp_path / "skills")],
+        input="", capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    if kind == "closed":
+        assert proc.returncode == 0 and "E_INTERNAL" not in proc.stderr, proc.stderr
+    else:
+        assert proc.returncode == 1 and "E_INTERNAL" in proc.stderr, proc.stderr

@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -151,15 +150,15 @@ def _open(ctx: CliContext) -> Workflows:
 
 
 def _interrupt_on_sigterm() -> None:
-    """Make SIGTERM (``kill``, ``timeout``) raise KeyboardInterrupt: the runner then ends
-    its agent's process group before the command exits (exit 130, ``E_INTERRUPTED``)."""
+    """Make SIGTERM (``kill``, ``timeout``) and Ctrl-C raise KeyboardInterrupt, recorded
+    so that one swallowed where it landed still ends the run at its next checkpoint
+    (:mod:`skillrt.interrupts`): the runner then ends its agent's process group before
+    the command exits (exit 130, ``E_INTERRUPTED``)."""
     import signal
 
-    def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+    from skillrt import interrupts
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, interrupt)
+    interrupts.raise_on(signal.SIGTERM, signal.SIGINT)
 
 
 # -- printing --------------------------------------------------------------------------

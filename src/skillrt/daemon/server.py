@@ -34,6 +34,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt import interrupts
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
 from skillrt.daemon.limits import Capped, StateLock, read_line_by
@@ -106,6 +107,7 @@ class Daemon:
         #: Write end of the pipe that wakes the serving loop; a signal handler writes to
         #: it and takes no lock (see :meth:`_install_signals`).
         self._wake_fd: int | None = None
+        self._warming = True
         self._server: socketserver.BaseServer | None = None
         self._bound = False
         self._ops: dict[str, Callable[[dict[str, Any]], Any]] = {
@@ -360,19 +362,25 @@ class Daemon:
     def serve(self, *, warm: bool = True, ready: Callable[[Daemon], None] | None = None) -> None:
         """Start the service, listen, and block until SIGTERM/SIGINT or a ``shutdown``
         request; then clean up. Signal handlers are installed only in the main thread."""
-        if not self._bound:
-            self.bind()  # first: a second daemon fails before it loads anything
-        assert self._server is not None
-        try:
-            self.service.start(warm=warm)
-        except BaseException:
-            self._server.server_close()
-            self._cleanup()
-            raise
         wake_r, self._wake_fd = os.pipe()
         os.set_blocking(wake_r, False)
         os.set_blocking(self._wake_fd, False)
+        # Before the bind and the warm-up, which may take long: a SIGTERM then ends the
+        # start cleanly (socket and info file removed) instead of killing the process.
         restore = self._install_signals()
+        try:
+            if not self._bound:
+                self.bind()  # first: a second daemon fails before it loads anything
+            self.service.start(warm=warm)
+        except BaseException:
+            restore()
+            self._close_wake(wake_r)
+            if self._server is not None:
+                self._server.server_close()
+            self._cleanup()
+            raise
+        assert self._server is not None
+        self._warming = False
         # Hand the GIL over sooner (default 5 ms): a request thread waiting behind the
         # reload poll or the telemetry writer answers that much earlier.
         sys.setswitchinterval(0.001)
@@ -392,10 +400,7 @@ class Daemon:
             self._server.shutdown()
             self._server.server_close()
             restore()
-            wake_w, self._wake_fd = self._wake_fd, None
-            for fd in (wake_r, wake_w):
-                if fd is not None:
-                    os.close(fd)
+            self._close_wake(wake_r)
             try:
                 if self.service.events is not None:
                     self.service.events.close()
@@ -407,6 +412,19 @@ class Daemon:
     def stop(self) -> None:
         self._stop.set()
         self._wake()
+
+    def _close_wake(self, wake_r: int) -> None:
+        wake_w, self._wake_fd = self._wake_fd, None
+        for fd in (wake_r, wake_w):
+            if fd is not None:
+                os.close(fd)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        """SIGTERM/SIGINT: wake the serving loop; during the warm-up, also end it."""
+        interrupts.record(signum)
+        self._wake()
+        if self._warming:
+            raise KeyboardInterrupt  # if swallowed, the loop still sees the byte at once
 
     def _wake(self) -> None:
         """Wake the serving loop: one byte down its pipe (a full pipe is awake already)."""
@@ -429,8 +447,7 @@ class Daemon:
         # thread holds ``_stop``'s own lock inside ``Event.wait``: setting the event there
         # deadlocked the daemon on SIGTERM. Writing to a pipe takes no lock.
         previous = {
-            sig: signal.signal(sig, lambda *_: self._wake())
-            for sig in (signal.SIGTERM, signal.SIGINT)
+            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
         }
 
         def restore() -> None:

@@ -45,6 +45,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
+from skillrt import interrupts
 from skillrt.config import ExecutionConfig
 from skillrt.errors import ConfigError, RunnerError, RunnerTimeout
 from skillrt.execution.base import Runner, RunnerResult
@@ -217,10 +218,8 @@ class CommandRunner(Runner):
             notify_spawn(proc.pid, writes_files=self.writes_files)
             writer = threading.Thread(target=_feed, args=(proc.stdin, prompt), daemon=True)
             writer.start()
-            try:
-                proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            timed_out = not _wait(proc, timeout)
+            if timed_out:
                 self._kill_group(proc)
         except BaseException:
             # Interrupted (SIGTERM, Ctrl-C) or the spawn was not recorded: the agent must
@@ -275,6 +274,23 @@ class CommandRunner(Runner):
         """SIGTERM the whole process group, then SIGKILL after the grace period (the
         caller reaps the leader)."""
         end_group(proc.pid, grace_s=self.kill_grace_s, reap=proc.poll)
+
+
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> bool:
+    """Wait for ``proc`` to exit, at most ``timeout`` seconds (None: no limit); whether
+    it did. Wakes now and then so a stop request whose ``KeyboardInterrupt`` was
+    swallowed still ends the wait (:mod:`skillrt.interrupts`)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        interrupts.check()
+        left = 0.25 if deadline is None else min(0.25, deadline - time.monotonic())
+        if left <= 0:
+            return proc.poll() is not None
+        try:
+            proc.wait(timeout=left)
+            return True
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _feed(stdin: IO[bytes], prompt: str) -> None:

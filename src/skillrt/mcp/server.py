@@ -300,6 +300,10 @@ async def serve_stdio(service: SkillService) -> None:
                 tg.start_soon(watch, service, server, notifier)
                 await server.run(read, write, init_options(server))
                 tg.cancel_scope.cancel()
+    except* (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        # The SDK's streams were closed under a request in flight: the client went away
+        # or Ctrl-C is tearing the server down. That ends the session; it is no error.
+        log.debug("the stdio transport closed under a request; ending")
     finally:
         await _close_events(service)
 

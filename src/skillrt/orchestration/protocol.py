@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from skillrt import interrupts
 from skillrt.errors import (
     InternalError,
     MemoryVerificationFailed,
@@ -535,6 +536,9 @@ class WorkflowEngine(PhaseSteps):
         )
 
     def _point(self, name: str, run_id: str) -> None:
+        # Every checkpoint is a safe place to stop (kill -9 at any of them resumes):
+        # a SIGTERM whose KeyboardInterrupt was swallowed ends the run here.
+        interrupts.check()
         if self.checkpoint is not None:
             self.checkpoint(name, run_id)
 

@@ -24,6 +24,7 @@ import os
 import tempfile
 from pathlib import Path
 
+from skillrt import interrupts
 from skillrt.atomic import atomic_write_bytes
 from skillrt.errors import DerivationError
 
@@ -97,6 +98,7 @@ def _derive(source: bytes, cache_dir: Path, *, fuse: bool = True) -> bytes:
         import onnxruntime as ort
         from onnxruntime.quantization import QuantType, quantize_dynamic
     except ImportError as exc:
+        interrupts.check()  # a Ctrl-C in an extension's init looks like this
         raise DerivationError(
             f"deriving the fast model needs {exc.name} (pip install onnx)", missing=exc.name
         ) from exc

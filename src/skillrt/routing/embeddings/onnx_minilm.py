@@ -21,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from skillrt import interrupts
 from skillrt.routing.embeddings.base import (
     EmbeddingBackend,
     EmbeddingBackendUnavailable,
@@ -142,6 +143,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
             import onnxruntime  # noqa: F401
             from tokenizers import Tokenizer
         except ImportError as exc:
+            interrupts.check()  # a Ctrl-C in an extension's init looks like this
             raise EmbeddingBackendUnavailable(
                 f"the onnx-minilm backend needs {exc.name}: {INSTALL_HINT}", missing=exc.name
             ) from exc

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from skillrt import interrupts
 from skillrt.routing.embeddings.base import (
     EmbeddingBackend,
     EmbeddingBackendUnavailable,
@@ -53,6 +54,7 @@ class SentenceTransformersBackend(EmbeddingBackend):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
+            interrupts.check()  # a Ctrl-C in an extension's init looks like this
             raise EmbeddingBackendUnavailable(
                 f"the sentence-transformers backend needs the sentence-transformers package: "
                 f"{INSTALL_HINT}",
