@@ -168,3 +168,18 @@ def test_sigterm_during_the_daemon_warm_up_cleans_up(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == "interrupted\n", proc.stdout + proc.stderr
     assert not (state / "skillrt.sock").exists()
     assert not (state / "skillrt.daemon.json").exists()
+
+
+def test_an_ignored_signal_stays_ignored() -> None:
+    """A shell's background job starts with SIGINT ignored: Ctrl-C at the terminal must
+    not stop the workflow it runs."""
+    code = """
+import signal
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+from skillrt.cli.workflow_cmds import _interrupt_on_sigterm
+_interrupt_on_sigterm()
+print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN,
+      signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL)
+"""
+    proc = run_python(code)
+    assert proc.stdout.split() == ["True", "True"], proc.stdout + proc.stderr

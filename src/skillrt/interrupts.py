@@ -44,10 +44,13 @@ def _record_and_raise(signum: int, _frame: object) -> None:
 
 def raise_on(*signals: int) -> None:
     """Make each of ``signals`` raise ``KeyboardInterrupt``, recorded for :func:`check`
-    (main thread only: elsewhere Python refuses handlers, and this does nothing)."""
+    (main thread only: elsewhere Python refuses handlers, and this does nothing). A
+    signal the process was started ignoring (a shell's background job and SIGINT)
+    stays ignored."""
     import signal
     import threading
 
     if threading.current_thread() is threading.main_thread():
         for sig in signals:
-            signal.signal(sig, _record_and_raise)
+            if signal.getsignal(sig) is not signal.SIG_IGN:
+                signal.signal(sig, _record_and_raise)

@@ -107,6 +107,7 @@ class Daemon:
         #: Write end of the pipe that wakes the serving loop; a signal handler writes to
         #: it and takes no lock (see :meth:`_install_signals`).
         self._wake_fd: int | None = None
+        self._wake_lock = threading.Lock()  # threads' stop() against the pipe's closing
         self._warming = True
         self._server: socketserver.BaseServer | None = None
         self._bound = False
@@ -362,62 +363,68 @@ class Daemon:
     def serve(self, *, warm: bool = True, ready: Callable[[Daemon], None] | None = None) -> None:
         """Start the service, listen, and block until SIGTERM/SIGINT or a ``shutdown``
         request; then clean up. Signal handlers are installed only in the main thread."""
-        wake_r, self._wake_fd = os.pipe()
-        os.set_blocking(wake_r, False)
-        os.set_blocking(self._wake_fd, False)
-        # Before the bind and the warm-up, which may take long: a SIGTERM then ends the
-        # start cleanly (socket and info file removed) instead of killing the process.
-        restore = self._install_signals()
+        restore: Callable[[], None] = _nothing
+        wake_r: int | None = None
         try:
+            wake_r, self._wake_fd = os.pipe()
+            os.set_blocking(wake_r, False)
+            os.set_blocking(self._wake_fd, False)
+            # Before the bind and the warm-up, which may take long: a SIGTERM then ends
+            # the start cleanly (socket and info file removed) instead of killing it.
+            restore = self._install_signals()
             if not self._bound:
                 self.bind()  # first: a second daemon fails before it loads anything
             self.service.start(warm=warm)
         except BaseException:
-            restore()
-            self._close_wake(wake_r)
+            self._warming = False  # a second signal must not cut the clean-up short
             if self._server is not None:
                 self._server.server_close()
             self._cleanup()
+            self._close_wake(wake_r)
+            restore()
             raise
         assert self._server is not None
         self._warming = False
-        # Hand the GIL over sooner (default 5 ms): a request thread waiting behind the
-        # reload poll or the telemetry writer answers that much earlier.
-        sys.setswitchinterval(0.001)
-        threads = [threading.Thread(target=self._server.serve_forever, name="skillrt-daemon")]
-        if self.poll_interval_s > 0:
-            threads.append(threading.Thread(target=self._watch, name="skillrt-watch"))
-        for t in threads:
-            t.daemon = True
-            t.start()
         try:
+            # Hand the GIL over sooner (default 5 ms): a request thread waiting behind
+            # the reload poll or the telemetry writer answers that much earlier.
+            sys.setswitchinterval(0.001)
+            threads = [threading.Thread(target=self._server.serve_forever, name="skillrt-daemon")]
+            if self.poll_interval_s > 0:
+                threads.append(threading.Thread(target=self._watch, name="skillrt-watch"))
+            for t in threads:
+                t.daemon = True
+                t.start()
             if ready is not None:
                 ready(self)
             while not self._stop.is_set() and not _woken(wake_r, 0.5):
                 pass
         finally:
             self._stop.set()  # for the watch thread, when a signal ended the loop
-            self._server.shutdown()
-            self._server.server_close()
-            restore()
-            self._close_wake(wake_r)
             try:
+                self._server.shutdown()
+                self._server.server_close()
                 if self.service.events is not None:
                     self.service.events.close()
             finally:
-                # Last: a second daemon may start once the lock is free, and then this
-                # one must have finished with the state (its events written or kept).
+                # A second signal meanwhile only wakes the loop that has ended, and the
+                # lock goes last: a second daemon may start once it is free, and then
+                # this one must have finished with the state (its events written or kept).
                 self._cleanup()
+                self._close_wake(wake_r)
+                restore()
 
     def stop(self) -> None:
         self._stop.set()
-        self._wake()
+        with self._wake_lock:  # against _close_wake: never a write to a reused descriptor
+            self._wake()
 
-    def _close_wake(self, wake_r: int) -> None:
-        wake_w, self._wake_fd = self._wake_fd, None
-        for fd in (wake_r, wake_w):
-            if fd is not None:
-                os.close(fd)
+    def _close_wake(self, wake_r: int | None) -> None:
+        with self._wake_lock:
+            wake_w, self._wake_fd = self._wake_fd, None
+            for fd in (wake_r, wake_w):
+                if fd is not None:
+                    os.close(fd)
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         """SIGTERM/SIGINT: wake the serving loop; during the warm-up, also end it."""
@@ -442,18 +449,22 @@ class Daemon:
 
     def _install_signals(self) -> Callable[[], None]:
         if threading.current_thread() is not threading.main_thread():
-            return lambda: None
+            return _nothing
         # The handler runs in the main thread between two bytecodes, possibly while that
         # thread holds ``_stop``'s own lock inside ``Event.wait``: setting the event there
         # deadlocked the daemon on SIGTERM. Writing to a pipe takes no lock.
-        previous = {
-            sig: signal.signal(sig, self._on_signal) for sig in (signal.SIGTERM, signal.SIGINT)
-        }
+        previous: dict[int, Any] = {}
 
         def restore() -> None:
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
 
+        try:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                previous[sig] = signal.signal(sig, self._on_signal)
+        except BaseException:
+            restore()
+            raise
         return restore
 
     def _cleanup(self) -> None:
@@ -469,6 +480,10 @@ class Daemon:
                 with contextlib.suppress(OSError):
                     os.unlink(self.info_file)
         self._lock.release()
+
+
+def _nothing() -> None:
+    pass
 
 
 def _woken(fd: int, timeout: float) -> bool:
