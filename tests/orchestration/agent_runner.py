@@ -95,8 +95,9 @@ def main() -> int:
         else:
             with open(path, "w", encoding="utf-8") as fh:  # deliberately not atomic
                 fh.write(half)
-        if args.marker:
-            Path(args.marker).write_text(f"{os.getpid()}\n", encoding="utf-8")
+        if args.marker:  # whole or absent: the test reads the pid once the file exists
+            Path(args.marker + ".tmp").write_text(f"{os.getpid()}\n", encoding="utf-8")
+            os.replace(args.marker + ".tmp", args.marker)
         if args.release:
             while not Path(args.release).exists():
                 time.sleep(0.02)
