@@ -254,6 +254,7 @@ class Daemon:
             history=_history(args),
             surface=_opt_str(args, "surface") or "hook",
             budget=_opt_int(args, "budget"),
+            loaded=_opt_names(args, "loaded") or (),
         )
         return to_jsonable(ctx)
 
