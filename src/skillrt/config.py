@@ -437,6 +437,14 @@ class HookConfig:
     #: state, stats, writing its route event): past it, it goes on without the store,
     #: logs so, and its event goes to the outbox.
     store_wait_s: float = hook_budget.STORE_WAIT_S
+    #: When no daemon answers, start one in the background for the next prompts (one
+    #: per state folder, detached, logged to ``<state_dir>/daemon.log``).
+    daemon_autostart: bool = True
+    #: Seconds without a request after which a daemon the hook started stops.
+    daemon_idle_s: float = hook_budget.DAEMON_IDLE_S
+    #: Seconds a daemon the hook started may take to load the skills and the index
+    #: before it gives up.
+    daemon_start_timeout_s: float = hook_budget.DAEMON_START_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -583,8 +591,10 @@ T = TypeVar("T")
 
 
 def check_hook(hook: HookConfig) -> None:
-    """Both bounds are positive."""
-    for name in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+    """Every bound is positive."""
+    names = ("deadline_s", "daemon_timeout_s", "store_wait_s", "daemon_idle_s",
+             "daemon_start_timeout_s")  # fmt: skip
+    for name in names:
         value = getattr(hook, name)
         if value is not None and not value > 0:
             raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")

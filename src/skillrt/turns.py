@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt.errors import SkillrtError
+from skillrt.skills.checks import validate_problem
 from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
@@ -125,8 +126,8 @@ def build_turn_context(
             continue  # a catalogue-only skill has no body to inject
         if not registry.is_enabled(skill) or skill.disable_model_invocation:
             continue
-        if not skill.valid:  # `validate` fails it: `list` and `doctor` report it
-            problem = next(d for d in skill.diagnostics if d.severity == "error")
+        problem = validate_problem(skill)
+        if problem is not None:  # `validate` fails it: `list` and `doctor` report it
             why = f"not injected: it fails validation ({problem.message})"
             invalid.append({"skill": skill.qualified_name, "code": problem.code, "message": why})
             continue

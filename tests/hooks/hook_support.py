@@ -73,6 +73,7 @@ def hook_state(project: Path) -> Path:
 
 def env(**extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
+    out["SKILLRT_DAEMON_AUTOSTART"] = os.environ.get("SKILLRT_DAEMON_AUTOSTART", "1")
     out.pop("CLAUDE_PROJECT_DIR", None)
     out["PYTHONPATH"] = str(REPO / "src")
     out.update(extra)

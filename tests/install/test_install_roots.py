@@ -28,6 +28,7 @@ Make = Callable[..., Path]
 
 def env(home: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "CODEX_"))}
+    out["SKILLRT_DAEMON_AUTOSTART"] = os.environ.get("SKILLRT_DAEMON_AUTOSTART", "1")
     out.pop("CLAUDE_PROJECT_DIR", None)
     out.update(HOME=str(home), PYTHONPATH=str(REPO / "src"))
     return out

@@ -31,7 +31,13 @@ import os
 import sys
 import time
 
-from skillrt.hooks.budget import DAEMON_SHARE, DEADLINE_S, STORE_WAIT_S
+from skillrt.hooks.budget import (
+    DAEMON_IDLE_S,
+    DAEMON_SHARE,
+    DAEMON_START_TIMEOUT_S,
+    DEADLINE_S,
+    STORE_WAIT_S,
+)
 from skillrt.hooks.clients import EVENTS
 from skillrt.hooks.locations import hook_state_dir, project_dir
 
@@ -45,6 +51,9 @@ USAGE = (
     "[--history-turns N] [--timeout SECONDS] [--deadline SECONDS]"
 )
 LOG_NAME = "hook.log"
+#: ``SKILLRT_DAEMON_AUTOSTART=0`` keeps the hook from starting a daemon (as
+#: ``hook.daemon_autostart: false`` does in skillrt.yaml).
+ENV_AUTOSTART = "SKILLRT_DAEMON_AUTOSTART"
 MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
                 "--timeout", "--deadline")  # fmt: skip
@@ -143,6 +152,9 @@ class _Run:
         self.deadline = started + (opts.deadline or DEADLINE_S)
         self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) * DAEMON_SHARE
         self.store_wait = STORE_WAIT_S
+        self.autostart = True
+        self.daemon_idle_s = DAEMON_IDLE_S
+        self.daemon_start_timeout_s = DAEMON_START_TIMEOUT_S
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = hook_state_dir(
             project_dir(None, os.environ), opts.state, None, os.environ
@@ -225,6 +237,8 @@ class _Run:
                 timeout=min(self.daemon_timeout, self.left() + 0.1),
             )
             if context is None:
+                self.stage = "starting a daemon for the next prompts"
+                self._start_daemon(project, where)
                 self.stage = "working in-process"
                 context = self._in_process(project, hook.prompt, history, loaded)
             if context is None:
@@ -257,6 +271,43 @@ class _Run:
         if not self.opts.timeout:
             self.daemon_timeout = settings.daemon_timeout_s or deadline * DAEMON_SHARE
         self.store_wait = settings.store_wait_s
+        self.autostart = settings.daemon_autostart
+        self.daemon_idle_s = settings.daemon_idle_s
+        self.daemon_start_timeout_s = settings.daemon_start_timeout_s
+
+    def _start_daemon(self, project: str, where: dict[str, Any]) -> None:
+        """No daemon answered: start one for the next prompts (see
+        :mod:`skillrt.hooks.autostart`), unless one runs or starts already, the hook
+        was told which daemon to ask, or not to use one."""
+        from skillrt.daemon.protocol import ENV_SOCKET
+        from skillrt.hooks import autostart
+
+        opts = self.opts
+        if opts.no_daemon or not self.autostart or opts.socket or os.environ.get(ENV_SOCKET):
+            return
+        if os.environ.get(ENV_AUTOSTART, "").strip().lower() in ("0", "false", "no", "off"):
+            return
+        state_dir = where["state_dir"]
+        if autostart.daemon_running(state_dir):
+            return
+        expect = where["expect"]
+        argv = autostart.serve_command(
+            roots=expect["roots"],
+            config=expect["config"],
+            state=state_dir,
+            client_roots=opts.client_roots,
+            idle_s=self.daemon_idle_s,
+            start_timeout_s=self.daemon_start_timeout_s,
+        )
+        try:
+            pid = autostart.start_daemon(
+                argv, cwd=project, state_dir=state_dir, environ=os.environ
+            )
+        except OSError as exc:
+            _log(state_dir, f"could not start a daemon: {exc}")
+            return
+        _log(state_dir, f"started a daemon (pid {pid}) for the next prompts; its log: "
+             f"{os.path.join(state_dir, autostart.LOG_NAME)}")  # fmt: skip
 
     def _in_process(
         self, project: str, prompt: str, history: list[dict[str, str]], loaded: list[str]

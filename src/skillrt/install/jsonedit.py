@@ -112,20 +112,23 @@ def _diff(
         b = [json.dumps(x, sort_keys=True) for x in new]
         ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
         removed: set[int] = set()
+        in_place: dict[int, Any] = {}
         tail: list[tuple[str | None, Any]] = []
         for tag, i1, i2, j1, j2 in ops:
             if tag == "equal":
                 continue
             if tag == "replace" and i2 - i1 == j2 - j1:
-                for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
-                    _diff(text, node.items[i], old[i], new[j], style, edits)
+                in_place.update(zip(range(i1, i2), new[j1:j2], strict=True))
                 continue
-            if tag == "insert" and i1 < len(old):  # mid-array: write the array anew
-                _replace(text, node, new, style, edits)
-                return
             if tag in ("delete", "replace"):
                 removed.update(range(i1, i2))
             tail.extend((None, v) for v in new[j1:j2])
+        result = [in_place.get(i, x) for i, x in enumerate(old) if i not in removed]
+        if result + [v for _, v in tail] != new:  # not "change some, cut some, add at the end"
+            _replace(text, node, new, style, edits)
+            return
+        for i, value in in_place.items():
+            _diff(text, node.items[i], old[i], value, style, edits)
         _splice(text, node, node.items, removed, tail, style, edits)
         return
     _replace(text, node, new, style, edits)
