@@ -122,7 +122,8 @@ def test_two_prompts_at_once_leave_one_daemon(autostarted: Path, skills: Path) -
 def test_no_daemon_is_started_when_told_not_to(project: Path, skills: Path) -> None:
     state = hook_state(project)
     payload = claude_payload("please do a code review of my pr", project)
-    out = hook_output(skillrt("hook", "claude-code", "--root", str(skills), "--no-daemon",
-                              cwd=project, stdin=payload, SKILLRT_DAEMON_AUTOSTART="1"))  # fmt: skip
+    proc = skillrt("hook", "claude-code", "--root", str(skills), "--no-daemon", cwd=project,
+                   stdin=payload, SKILLRT_DAEMON_AUTOSTART="1")  # fmt: skip
+    out = hook_output(proc)
     assert out is not None
     assert not (state / "daemon.log").exists() and not _daemons(state)
