@@ -418,6 +418,10 @@ class McpConfig:
     resources: bool = True
     #: Most files published per skill (SEP-2640 limit).
     max_resources_per_skill: int = 512
+    #: A prompt hook already routes each message for the client (``install --mcp``
+    #: writes ``mcp --with-hook``): the instructions then say to follow the skill the
+    #: hook injected instead of routing again.
+    with_hook: bool = False
 
 
 @dataclass(frozen=True)

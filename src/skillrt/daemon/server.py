@@ -273,7 +273,7 @@ class Daemon:
 
     def _activate(self, args: dict[str, Any]) -> Any:
         """A skill's body. ``model`` (default true): for a model, as MCP's
-        ``activate_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
+        ``load_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
         runtime = self.service.runtime
         name = _text(args, "name")
         if args.get("model", True):

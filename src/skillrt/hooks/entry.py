@@ -300,9 +300,7 @@ class _Run:
             start_timeout_s=self.daemon_start_timeout_s,
         )
         try:
-            pid = autostart.start_daemon(
-                argv, cwd=project, state_dir=state_dir, environ=os.environ
-            )
+            pid = autostart.start_daemon(argv, cwd=project, state_dir=state_dir, environ=os.environ)
         except OSError as exc:
             _log(state_dir, f"could not start a daemon: {exc}")
             return

@@ -32,11 +32,21 @@ TTL_MS = 0
 PREAMBLE = (
     "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
     "- Before starting a task, call route_skills with the user's request. If it returns "
-    "skills, call activate_skill for each (in plan order) and follow the instructions; if "
+    "skills, call load_skill for each (in plan order) and follow the instructions; if "
     "the plan is empty, answer without a skill.\n"
     "- When a skill's instructions point to a file, read it with read_skill_resource "
     "(or the skill://<name>/<path> resource) only when you need it.\n"
     "- When the user writes $skill-name, call resolve_mentions with their message.\n"
+    "The skills available now:\n"
+)
+#: The preamble when skillrt's prompt hook already routes each message for the client.
+HOOKED_PREAMBLE = (
+    "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
+    "- skillrt's prompt hook already routes each of the user's messages: the skill it "
+    "chose is in the conversation (a 'Using skill: <name>' block, or a one-line reminder "
+    "of one). Follow it; do not call route_skills for that message again.\n"
+    "- Call load_skill for a skill the hook only pointed to, or that you decide you need "
+    "later; read a skill's files with read_skill_resource only when you need them.\n"
     "The skills available now:\n"
 )
 
@@ -73,7 +83,7 @@ class Publication:
     """Everything listed to clients, keyed so changes can be detected cheaply."""
 
     skills: tuple[PublishedSkill, ...]
-    #: Names offered in ``activate_skill``'s enum.
+    #: Names offered in ``load_skill``'s enum.
     activatable: tuple[str, ...]
     instructions: str
     catalog_names: tuple[str, ...] = ()
@@ -200,7 +210,10 @@ def build_publication(
             )
         published.append(PublishedSkill(skill, files))
     activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
-    text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
+    preamble = HOOKED_PREAMBLE if config.with_hook else PREAMBLE
+    text, listed = fit_instructions(
+        runtime, config.instructions_budget, usage=usage, preamble=preamble
+    )
     return Publication(
         tuple(published),
         activatable,
@@ -211,7 +224,11 @@ def build_publication(
 
 
 def fit_instructions(
-    runtime: SkillRuntime, budget: int, *, usage: Mapping[str, int] | None = None
+    runtime: SkillRuntime,
+    budget: int,
+    *,
+    usage: Mapping[str, int] | None = None,
+    preamble: str = PREAMBLE,
 ) -> tuple[str, tuple[str, ...]]:
     """The preamble plus the Level-1 catalogue, never longer than ``budget`` characters.
 
@@ -221,9 +238,9 @@ def fit_instructions(
     """
     from skillrt.skills.catalog import render_skills
 
-    catalog = runtime.catalog(budget=max(0, budget - len(PREAMBLE)), usage=usage)
-    if len(PREAMBLE) + catalog.chars <= budget:
-        return PREAMBLE + catalog.text, catalog.names
+    catalog = runtime.catalog(budget=max(0, budget - len(preamble)), usage=usage)
+    if len(preamble) + catalog.chars <= budget:
+        return preamble + catalog.text, catalog.names
     skills = sorted(
         (s for s in runtime.registry.enabled_skills() if not s.disable_model_invocation),
         key=lambda s: s.qualified_name,
@@ -233,7 +250,7 @@ def fit_instructions(
         rest = len(skills) - k
         note = f"\n({rest} more skills not listed: call route_skills to find them.)"
         body = render_skills(skills[:k], budget=0).text
-        return PREAMBLE + body + note
+        return preamble + body + note
 
     lo, hi = 0, len(skills)
     while lo < hi:  # the largest k whose listing fits
