@@ -76,7 +76,10 @@ class Target:
         return shlex.join([*program, "hook", self.client, *self.flags, *self.hook_flags])
 
     def server(self) -> dict[str, Any]:
-        return {"command": self.program[0], "args": [*self.program[1:], "mcp", *self.flags]}
+        # Beside skillrt's prompt hook, the server does not ask the model to route again.
+        hooked = ["--with-hook"] if self.client != "cursor" else []
+        args = [*self.program[1:], "mcp", *self.flags, *hooked]
+        return {"command": self.program[0], "args": args}
 
 
 def plan(target: Target, *, uninstall: bool = False, backups: Path) -> list[FileEdit]:
