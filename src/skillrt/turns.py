@@ -111,7 +111,12 @@ def build_turn_context(
     prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
     resolution = runtime.resolve(prompt, surface="user")
     if resolution.mentions:
-        diagnostics = tuple({"code": d.code, "message": d.message} for d in resolution.diagnostics)
+        from skillrt.invocation.messages import for_shell
+
+        # No coding agent has the /skill palette: the messages name skillrt's commands.
+        diagnostics = tuple(
+            {"code": d.code, "message": for_shell(d.message)} for d in resolution.diagnostics
+        )
         names = [a.skill for a in resolution.activated]
         return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics, loaded=loaded)
     result = runtime.route(prompt, history=history, surface=surface, record=record)

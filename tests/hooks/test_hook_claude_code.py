@@ -68,7 +68,8 @@ def test_manual_only_skill_is_never_routed(project: Path, skills: Path) -> None:
 @pytest.mark.parametrize(
     ("prompt", "message"),
     [
-        ("$nope do a thing", "No skill named 'nope'. Run /skill list to see available skills."),
+        # the seed's message, naming the command a coding agent's user can run
+        ("$nope do a thing", "No skill named 'nope'. Run `skillrt list` to see available skills."),
         ("$code-revie check this", "No exact skill 'code-revie'. Did you mean $code-review?"),
         (
             "$code-review $sql-review both",

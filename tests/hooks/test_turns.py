@@ -105,3 +105,13 @@ def test_a_skill_that_fails_validation_is_not_injected(tmp_path: Path, make_skil
     ctx = rt.turn_context("please review my pr")
     assert ctx.text == "" and ctx.skills == ()
     assert [e["code"] for e in ctx.errors] == ["NAME_DIR_MISMATCH"]
+
+
+def test_mention_messages_name_commands_that_exist_in_a_coding_agent() -> None:
+    from skillrt.invocation.messages import disabled, for_shell, no_match
+
+    assert (
+        for_shell(no_match("x"))
+        == "No skill named 'x'. Run `skillrt list` to see available skills."
+    )
+    assert for_shell(disabled("a")) == "Skill 'a' is disabled. Enable it with `skillrt enable a`."

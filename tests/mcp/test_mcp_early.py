@@ -116,3 +116,6 @@ def test_with_a_hook_the_instructions_do_not_ask_to_route_again(
     text = hooked[0]["result"]["instructions"]
     assert "route_skills with the user's request" not in text
     assert "do not call route_skills" in text and "code-review" in text
+    # names only: the descriptions stand in the client's own skill listing already
+    assert "Review a pull request" in plain[0]["result"]["instructions"]
+    assert "Review a pull request" not in text

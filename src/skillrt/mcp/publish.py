@@ -47,7 +47,7 @@ HOOKED_PREAMBLE = (
     "of one). Follow it; do not call route_skills for that message again.\n"
     "- Call load_skill for a skill the hook only pointed to, or that you decide you need "
     "later; read a skill's files with read_skill_resource only when you need them.\n"
-    "The skills available now:\n"
+    "The skills (by name; the hook brings the one a message needs): "
 )
 
 
@@ -210,10 +210,10 @@ def build_publication(
             )
         published.append(PublishedSkill(skill, files))
     activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
-    preamble = HOOKED_PREAMBLE if config.with_hook else PREAMBLE
-    text, listed = fit_instructions(
-        runtime, config.instructions_budget, usage=usage, preamble=preamble
-    )
+    if config.with_hook:
+        text, listed = names_only(runtime, config.instructions_budget)
+    else:
+        text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
     return Publication(
         tuple(published),
         activatable,
@@ -221,6 +221,30 @@ def build_publication(
         listed,
         frozenset(s.qualified_name for s in registry.skills()),
     )
+
+
+def names_only(runtime: SkillRuntime, budget: int) -> tuple[str, tuple[str, ...]]:
+    """The hooked preamble and the skills' names alone: beside a prompt hook, the
+    client already lists the descriptions of the skills in its own folders, and the
+    hook injects the one a message needs; repeating every description would put each
+    one twice in the model's context."""
+    names = sorted(
+        s.qualified_name
+        for s in runtime.registry.enabled_skills()
+        if not s.disable_model_invocation
+    )
+    listed: list[str] = []
+    text = HOOKED_PREAMBLE
+    for name in names:
+        piece = ("" if not listed else ", ") + name
+        if len(text) + len(piece) + 1 > budget:
+            break
+        text += piece
+        listed.append(name)
+    rest = len(names) - len(listed)
+    if rest:
+        text += f"\n({rest} more: call route_skills to find them.)"
+    return text[:budget], tuple(listed)
 
 
 def fit_instructions(
