@@ -271,7 +271,10 @@ def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
     assert data["theme"] == "Dracula" and data["mcpServers"]["x"] == {"command": "x"}
     assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp", "--with-hook"]}
     handler = data["hooks"]["BeforeAgent"][0]["hooks"][0]
-    assert handler["command"] == "skillrt hook gemini" and handler["timeout"] == 10_000
+    assert handler["command"] == "skillrt hook gemini --via-model"
+    assert handler["timeout"] == 10_000
+    model = data["hooks"]["BeforeModel"][0]["hooks"][0]
+    assert model["command"] == "skillrt hook gemini --via-model"
     assert install(project, home, "gemini", "--uninstall").returncode == 0
     assert json.loads(settings.read_text()) == {
         "theme": "Dracula",
