@@ -85,3 +85,24 @@ def _parts(body: object) -> list[str]:
         for content in body.get("contents") or ()
         for part in content.get("parts") or ()
     ]
+
+
+@pytest.mark.parametrize("agent", ["codex"], indirect=True)
+def test_codex_trust_is_asked_of_codex_and_doctor_says_when_it_is_missing(agent: Agent) -> None:
+    """Codex runs a hook only once it is trusted: `install --no-trust` leaves it
+    untrusted (doctor says so, and Codex sends no skill); `install` records the approval
+    through Codex's app server, and the next prompt carries the skill."""
+    import json
+
+    from skillrt.doctor.environment import hook_status
+
+    skills_with_marker(agent.project / CLIENTS["codex"][1])
+    assert agent.skillrt("install", "codex", "--no-trust").returncode == 0
+    status = hook_status(agent.project, agent.home, environ=agent.env)  # what doctor reports
+    problems = status["codex"]["problems"]
+    assert [p["code"] for p in problems] == ["HOOK_UNTRUSTED"], problems
+    assert marker_count(agent.prompt(PROMPT)) == [0]  # Codex skipped it without a word
+    trusted = agent.skillrt("install", "codex", "--json")
+    assert trusted.returncode == 0 and json.loads(trusted.stdout)["trust"]["ok"]
+    assert "problems" not in hook_status(agent.project, agent.home, environ=agent.env)["codex"]
+    assert marker_count(agent.prompt(PROMPT)) == [1]
