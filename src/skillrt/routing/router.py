@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
     from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
     from skillrt.telemetry.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
