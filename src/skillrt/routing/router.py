@@ -339,8 +339,8 @@ def _snapshot_at(
 ) -> tuple[Path, str] | None:
     """Where the index of these skills is saved, and its key (None: no snapshot, for a
     store that is not a local file, lexical-only routing or Level-1 routing)."""
-    path = getattr(store, "path", None)
-    if keys is None or not keys or backend is None or not isinstance(path, Path):
+    path = store.file if store is not None else None
+    if keys is None or not keys or backend is None or path is None:
         return None
     from skillrt.routing.index import FIELD_WEIGHTS
     from skillrt.routing.lexical import K1, VERSION, B

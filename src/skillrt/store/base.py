@@ -118,6 +118,12 @@ class Store(ABC):
         return False
 
     @property
+    def file(self) -> Path | None:
+        """The file on this machine that holds this store's state (None: in memory, or
+        on a server); files beside it (the outbox, saved indexes) belong to it."""
+        return None
+
+    @property
     def is_memory(self) -> bool:
         """Nothing outlives the process (a second handle would see another database)."""
         return False

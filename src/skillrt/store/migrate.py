@@ -15,34 +15,18 @@ source first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from skillrt.errors import StoreError, StoreMisconfigured, StoreNotEmpty
 from skillrt.store.base import Store
-from skillrt.store.sql.base import Connection, SqlStore, missing_table
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Connection, missing_table
+from skillrt.store.sql.tables import COPIED_TABLES, table_counts
 
 __all__ = ["COPIED_TABLES", "MigrationReport", "TableCount", "copy_state", "table_counts"]
 
-#: In dependency order (a run before its steps).
-COPIED_TABLES = (
-    "skill_state",
-    "skill_stats",
-    "route_events",
-    "route_feedback",
-    "routing_configs",
-    "executions",
-    "fsm_transitions",
-    "repair_attempts",
-    "patches",
-    "workflow_runs",
-    "workflow_steps",
-    "workflow_phases",
-    "workflow_transitions",
-    "learnings",
-)
 #: Tables whose integer key comes from a sequence on PostgreSQL (moved past copied ids).
 _IDENTITY = {"fsm_transitions": "id", "learnings": "id"}
 _BATCH = 1000
@@ -96,20 +80,6 @@ class MigrationReport:
             ],
             "learning_files": list(self.learning_files),
         }
-
-
-def table_counts(store: SqlStore, tables: Sequence[str] = COPIED_TABLES) -> dict[str, int]:
-    """Rows per table (0 for a table an older schema does not have)."""
-    conn = store.connection()
-    out = {}
-    for t in tables:
-        try:
-            out[t] = int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
-        except StoreError as exc:
-            if not missing_table(exc):
-                raise
-            out[t] = 0
-    return out
 
 
 def _sql(store: Store) -> SqlStore:

@@ -47,7 +47,8 @@ from skillrt.store.base import MEMORY, StateSettings, Store
 from skillrt.store.patience import store_wait
 from skillrt.store.pgpool import ConnectionPool, bounded, driver, too_late
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
-from skillrt.store.sql.base import POSTGRESQL, Connection, Cursor, Dialect, SqlStore
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import POSTGRESQL, Connection, Cursor, Dialect
 
 if TYPE_CHECKING:
     from skillrt.store.sqlite import SqliteStore

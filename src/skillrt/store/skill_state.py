@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from skillrt.store.base import Store
+from typing import Protocol
 
 __all__ = ["EnableState", "disabled_names", "set_enabled"]
 
@@ -29,9 +26,16 @@ class EnableState(ABC):
         reload polls it)."""
 
 
-def disabled_names(store: Store) -> frozenset[str]:
+class _Store(Protocol):
+    """A :class:`~skillrt.store.base.Store`, as far as these helpers use it."""
+
+    @property
+    def enable_state(self) -> EnableState: ...
+
+
+def disabled_names(store: _Store) -> frozenset[str]:
     return store.enable_state.disabled()
 
 
-def set_enabled(store: Store, name: str, enabled: bool) -> None:
+def set_enabled(store: _Store, name: str, enabled: bool) -> None:
     store.enable_state.set(name, enabled, at=time.time())

@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew, StoreUnavailable
 from skillrt.store.base import MEMORY, StateSettings, Store
 from skillrt.store.schema import latest_version, statements
-from skillrt.store.sql.base import SQLITE, Connection, Cursor, Dialect, SqlStore
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import SQLITE, Connection, Cursor, Dialect
 
 __all__ = ["MEMORY", "SqliteConnection", "SqliteStore", "Store"]
 
@@ -146,6 +147,10 @@ class SqliteStore(SqlStore):
     @property
     def location(self) -> str:
         return str(self.path)
+
+    @property
+    def file(self) -> Path | None:
+        return self.path if isinstance(self.path, Path) else None
 
     @property
     def is_memory(self) -> bool:

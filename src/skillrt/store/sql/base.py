@@ -11,15 +11,13 @@ driver.
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from abc import abstractmethod
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from functools import cache
+from typing import TYPE_CHECKING, ClassVar
 
-from skillrt.errors import StoreError
 from skillrt.store.base import Store
+from skillrt.store.sql.connection import Connection, Dialect
 
 if TYPE_CHECKING:
     from skillrt.store.caches import EmbeddingCache, FieldCache, SkillIndexCache
@@ -29,69 +27,19 @@ if TYPE_CHECKING:
     from skillrt.store.repairs import RepairLog
     from skillrt.store.routes import RouteLog
     from skillrt.store.skill_state import EnableState
+    from skillrt.store.sql.caches import SqlEmbeddingCache, SqlFieldCache, SqlSkillIndexCache
+    from skillrt.store.sql.executions import SqlExecutionLog
+    from skillrt.store.sql.feedback import SqlFeedbackLog
+    from skillrt.store.sql.learnings import SqlLearnings
+    from skillrt.store.sql.repairs import SqlRepairLog
+    from skillrt.store.sql.routes import SqlRouteLog
+    from skillrt.store.sql.skill_state import SqlEnableState
+    from skillrt.store.sql.stats import SqlSkillStats
+    from skillrt.store.sql.workflows import SqlWorkflowRuns
     from skillrt.store.stats import SkillStatsTable
     from skillrt.store.workflows import WorkflowRuns
 
-__all__ = ["POSTGRESQL", "SQLITE", "Connection", "Cursor", "Dialect", "SqlStore", "missing_table"]
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between the two databases, as SQL fragments."""
-
-    name: str
-    #: Appended to a ``SELECT`` whose rows the transaction will update: PostgreSQL locks
-    #: them; SQLite needs nothing (a write transaction holds the whole database).
-    for_update: str
-    #: The database's clock in Unix seconds: one clock for every host sharing the store.
-    now: str
-    #: Run after rows were copied in with their own keys (``state migrate``): moves the
-    #: sequence of ``{table}``'s identity ``{column}`` past them ('': the database does).
-    move_identity: str = ""
-
-
-SQLITE = Dialect("sqlite", "", "((julianday('now') - 2440587.5) * 86400.0)")
-POSTGRESQL = Dialect(
-    "postgresql",
-    " FOR UPDATE",
-    "(EXTRACT(EPOCH FROM clock_timestamp())::double precision)",
-    "SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-    "COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)",
-)
-
-
-class Cursor(Protocol):
-    """The part of a DB-API cursor skillrt uses. Rows read by index and by column name."""
-
-    @property
-    def rowcount(self) -> int: ...
-
-    def fetchone(self) -> Any: ...
-
-    def fetchall(self) -> list[Any]: ...
-
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(ABC):
-    """A connection taking ``?`` placeholders; driver errors raise ``StoreError``."""
-
-    dialect: ClassVar[Dialect]
-
-    @abstractmethod
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        """Run one statement."""
-
-    @abstractmethod
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run one statement per parameter row."""
-
-
-def missing_table(exc: StoreError) -> bool:
-    """The error says a table does not exist (SQLite's or PostgreSQL's words): a store
-    of an older schema, opened read-only, has nothing of that kind."""
-    text = str(exc)
-    return "no such table" in text or "does not exist" in text
+__all__ = ["SqlStore"]
 
 
 class SqlStore(Store):
@@ -114,73 +62,133 @@ class SqlStore(Store):
         """
 
     def table_counts(self) -> dict[str, int]:
-        from skillrt.store.migrate import table_counts
+        from skillrt.store.sql.tables import table_counts
 
         return table_counts(self)
 
-    # -- the domain interfaces (each made on first use, then kept) ---------------------
-    @cached_property
+    # -- the domain interfaces: a light view on this store, made per use --------------
+    @property
     def routes(self) -> RouteLog:
-        from skillrt.store.sql.routes import SqlRouteLog
+        return _routes()(self)
 
-        return SqlRouteLog(self)
-
-    @cached_property
+    @property
     def stats(self) -> SkillStatsTable:
-        from skillrt.store.sql.stats import SqlSkillStats
+        return _stats()(self)
 
-        return SqlSkillStats(self)
-
-    @cached_property
+    @property
     def feedback(self) -> FeedbackLog:
-        from skillrt.store.sql.feedback import SqlFeedbackLog
+        return _feedback()(self)
 
-        return SqlFeedbackLog(self)
-
-    @cached_property
+    @property
     def executions(self) -> ExecutionLog:
-        from skillrt.store.sql.executions import SqlExecutionLog
+        return _executions()(self)
 
-        return SqlExecutionLog(self)
-
-    @cached_property
+    @property
     def repairs(self) -> RepairLog:
-        from skillrt.store.sql.repairs import SqlRepairLog
+        return _repairs()(self)
 
-        return SqlRepairLog(self)
-
-    @cached_property
+    @property
     def workflows(self) -> WorkflowRuns:
-        from skillrt.store.sql.workflows import SqlWorkflowRuns
+        return _workflows()(self)
 
-        return SqlWorkflowRuns(self)
-
-    @cached_property
+    @property
     def learnings(self) -> LearningsTable:
-        from skillrt.store.sql.learnings import SqlLearnings
+        return _learnings()(self)
 
-        return SqlLearnings(self)
-
-    @cached_property
+    @property
     def enable_state(self) -> EnableState:
-        from skillrt.store.sql.skill_state import SqlEnableState
+        return _enable_state()(self)
 
-        return SqlEnableState(self)
-
-    @cached_property
+    @property
     def field_cache(self) -> FieldCache:
-        from skillrt.store.sql.caches import SqlFieldCache
+        return _field_cache()(self)
 
-        return SqlFieldCache(self)
-
-    @cached_property
+    @property
     def embedding_cache(self) -> EmbeddingCache:
-        from skillrt.store.sql.caches import SqlEmbeddingCache
+        return _embedding_cache()(self)
 
-        return SqlEmbeddingCache(self)
-
-    @cached_property
+    @property
     def skill_index_cache(self) -> SkillIndexCache:
-        from skillrt.store.sql.caches import SqlSkillIndexCache
+        return _skill_index_cache()(self)
 
-        return SqlSkillIndexCache(self)
+
+# Each interface's class, imported on its first use (a command imports only the SQL it
+# runs) and then kept: an interface costs one small object per use, and holds the store
+# without the store holding it (no cycle keeps a dropped store's connections open).
+
+
+@cache
+def _routes() -> type[SqlRouteLog]:
+    from skillrt.store.sql.routes import SqlRouteLog
+
+    return SqlRouteLog
+
+
+@cache
+def _stats() -> type[SqlSkillStats]:
+    from skillrt.store.sql.stats import SqlSkillStats
+
+    return SqlSkillStats
+
+
+@cache
+def _feedback() -> type[SqlFeedbackLog]:
+    from skillrt.store.sql.feedback import SqlFeedbackLog
+
+    return SqlFeedbackLog
+
+
+@cache
+def _executions() -> type[SqlExecutionLog]:
+    from skillrt.store.sql.executions import SqlExecutionLog
+
+    return SqlExecutionLog
+
+
+@cache
+def _repairs() -> type[SqlRepairLog]:
+    from skillrt.store.sql.repairs import SqlRepairLog
+
+    return SqlRepairLog
+
+
+@cache
+def _workflows() -> type[SqlWorkflowRuns]:
+    from skillrt.store.sql.workflows import SqlWorkflowRuns
+
+    return SqlWorkflowRuns
+
+
+@cache
+def _learnings() -> type[SqlLearnings]:
+    from skillrt.store.sql.learnings import SqlLearnings
+
+    return SqlLearnings
+
+
+@cache
+def _enable_state() -> type[SqlEnableState]:
+    from skillrt.store.sql.skill_state import SqlEnableState
+
+    return SqlEnableState
+
+
+@cache
+def _field_cache() -> type[SqlFieldCache]:
+    from skillrt.store.sql.caches import SqlFieldCache
+
+    return SqlFieldCache
+
+
+@cache
+def _embedding_cache() -> type[SqlEmbeddingCache]:
+    from skillrt.store.sql.caches import SqlEmbeddingCache
+
+    return SqlEmbeddingCache
+
+
+@cache
+def _skill_index_cache() -> type[SqlSkillIndexCache]:
+    from skillrt.store.sql.caches import SqlSkillIndexCache
+
+    return SqlSkillIndexCache

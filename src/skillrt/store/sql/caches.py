@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillrt.store.caches import EmbeddingCache, FieldCache, IndexRow, SkillIndexCache
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlEmbeddingCache", "SqlFieldCache", "SqlSkillIndexCache"]
 
@@ -15,7 +15,7 @@ __all__ = ["SqlEmbeddingCache", "SqlFieldCache", "SqlSkillIndexCache"]
 LOOKUP_CHUNK = 500
 
 
-def _lookup(store: SqlStore, sql: str, head: Sequence[Any], keys: Sequence[str]) -> list[Any]:
+def _lookup(store: Database, sql: str, head: Sequence[Any], keys: Sequence[str]) -> list[Any]:
     """Rows of ``sql`` (ending in ``IN``) for ``keys``, a chunk of keys at a time."""
     conn = store.connection()
     out: list[Any] = []
@@ -26,7 +26,7 @@ def _lookup(store: SqlStore, sql: str, head: Sequence[Any], keys: Sequence[str])
 
 
 class SqlFieldCache(FieldCache):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def get(self, keys: Sequence[str]) -> dict[str, str]:
@@ -47,7 +47,7 @@ class SqlFieldCache(FieldCache):
 
 
 class SqlEmbeddingCache(EmbeddingCache):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def get(self, model_key: str, hashes: Sequence[str]) -> list[tuple[str, int, bytes]]:
@@ -71,7 +71,7 @@ class SqlEmbeddingCache(EmbeddingCache):
 
 
 class SqlSkillIndexCache(SkillIndexCache):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def rows(self, parser_version: int) -> list[tuple[str, int, int, str]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillrt.store.executions import ExecutionLog, ExecutionRow, MachineMove
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlExecutionLog"]
 
@@ -14,7 +14,7 @@ MAX_TEXT = 2000
 
 
 class SqlExecutionLog(ExecutionLog):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def add_execution(self, row: ExecutionRow, *, created_at: float) -> None:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 
 from skillrt.store.feedback import Feedback, FeedbackLog
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlFeedbackLog"]
 
 
 class SqlFeedbackLog(FeedbackLog):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def put(self, feedback: Feedback) -> None:

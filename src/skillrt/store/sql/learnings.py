@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from skillrt.store.learnings import LearningsTable
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlLearnings"]
 
 
 class SqlLearnings(LearningsTable):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def lines(self, domain: str) -> list[str]:

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from skillrt.store.repairs import PatchRecord, RepairAttempt, RepairLog
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlRepairLog"]
 
@@ -27,7 +27,7 @@ def _patch(row: Any) -> PatchRecord:
 
 
 class SqlRepairLog(RepairLog):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def add_attempt(

@@ -8,7 +8,7 @@ from typing import Any
 
 from skillrt.errors import StoreError
 from skillrt.store.routes import RouteEvent, RouteLog, StoredRoute, route_counts
-from skillrt.store.sql.base import Connection, SqlStore, missing_table
+from skillrt.store.sql.connection import Connection, Database, missing_table
 from skillrt.store.sql.stats import add_route_counts
 
 __all__ = ["SqlRouteLog"]
@@ -60,7 +60,7 @@ def _json(value: Any) -> Any:
 
 
 class SqlRouteLog(RouteLog):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def write(

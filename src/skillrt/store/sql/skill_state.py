@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from skillrt.store.skill_state import EnableState
-from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Database
 
 __all__ = ["SqlEnableState"]
 
 
 class SqlEnableState(EnableState):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def disabled(self) -> frozenset[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from skillrt.store.sql.base import Connection, SqlStore
+from skillrt.store.sql.connection import Connection, Database
 from skillrt.store.stats import SkillStats, SkillStatsTable
 
 __all__ = ["SqlSkillStats", "add_route_counts"]
@@ -18,7 +18,7 @@ _CHUNK = 500
 
 
 class SqlSkillStats(SkillStatsTable):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     def read(self, names: Iterable[str] | None = None) -> dict[str, SkillStats]:

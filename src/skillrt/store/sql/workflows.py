@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from skillrt.store.sql.base import Connection, SqlStore
+from skillrt.store.sql.connection import Connection, Database
 from skillrt.store.workflows import (
     JSON_RUN_FIELDS,
     RUN_FIELDS,
@@ -278,7 +278,7 @@ class SqlWorkflowTx(WorkflowTx):
 
 
 class SqlWorkflowRuns(WorkflowRuns):
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Database) -> None:
         self.store = store
 
     @contextmanager
