@@ -83,6 +83,10 @@ def test_the_cli_runs_on_a_registered_backend_through_its_interfaces(
     make_skill("beta", description="Review a pull request for bugs.", root=root)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "skillrt.yaml").write_text(
+        "discovery:\n  conventional_roots: false\nrouting:\n  embedding_backend: hashing\n",
+        encoding="utf-8",
+    )
     url = f"dummy://{tmp_path}/state/state.db"
     flags = ("--state", url, "--root", str(root))
     assert run(capsys, *flags, "disable", "alpha")[0] == 0

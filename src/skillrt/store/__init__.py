@@ -7,7 +7,6 @@ hook) loads :mod:`skillrt.store.backends` alone.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -16,18 +15,17 @@ if TYPE_CHECKING:
 
 __all__ = ["MEMORY", "Store", "open_location", "open_store"]
 
-_EXPORTS = {
-    "MEMORY": "skillrt.store.base",
-    "Store": "skillrt.store.base",
-    "open_location": "skillrt.store.backends",
-    "open_store": "skillrt.store.backends",
-}
-
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
+    if name in ("MEMORY", "Store"):
+        from skillrt.store import base
+
+        value = getattr(base, name)
+    elif name in ("open_location", "open_store"):
+        from skillrt.store import backends
+
+        value = getattr(backends, name)
+    else:
         raise AttributeError(f"module 'skillrt.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
