@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from skillrt.skills.model import Diagnostic, Skill, SkillRef
     from skillrt.skills.registry import SkillEntry, SkillRegistry
     from skillrt.store.base import Store
-    from skillrt.telemetry.feedback import Feedback
+    from skillrt.store.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
     from skillrt.telemetry.recording import RecordingRouter
     from skillrt.turns import TurnContext
@@ -65,7 +65,7 @@ _EXPORTS = {
     "DispatchService": "skillrt.dispatch.service",
     "DoctorReport": "skillrt.doctor.model",
     "EvalReport": "skillrt.eval.harness",
-    "Feedback": "skillrt.telemetry.feedback",
+    "Feedback": "skillrt.store.feedback",
     "InvocationResolver": "skillrt.invocation.resolver",
     "LabelledQuery": "skillrt.eval.datasets",
     "LoadReport": "skillrt.loading.report",

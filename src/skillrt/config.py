@@ -605,12 +605,12 @@ def check_hook(hook: HookConfig) -> None:
 
 
 def check_state(state: StateConfig) -> None:
-    """A state URL must name PostgreSQL; a pool needs a connection."""
-    from skillrt.store.base import is_postgres_url
+    """A state URL must name a server store; a pool needs a connection."""
+    from skillrt.store.backends import is_store_url, url_examples
 
-    if state.url is not None and not is_postgres_url(state.url):
+    if state.url is not None and not is_store_url(state.url):
         raise ConfigError(
-            "'state.url' must be a postgresql:// URL (a SQLite store is chosen with "
+            f"'state.url' must be a {url_examples()} URL (a SQLite store is chosen with "
             "state_dir or --state DIR)",
             field="state.url",
         )

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
     from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
     from skillrt.telemetry.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
@@ -339,8 +339,8 @@ def _snapshot_at(
 ) -> tuple[Path, str] | None:
     """Where the index of these skills is saved, and its key (None: no snapshot, for a
     store that is not a local file, lexical-only routing or Level-1 routing)."""
-    path = getattr(store, "path", None)
-    if keys is None or not keys or backend is None or not isinstance(path, Path):
+    path = store.file if store is not None else None
+    if keys is None or not keys or backend is None or path is None:
         return None
     from skillrt.routing.index import FIELD_WEIGHTS
     from skillrt.routing.lexical import K1, VERSION, B
