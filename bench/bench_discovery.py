@@ -44,7 +44,7 @@ from gen_skills import generate_roots
 
 from skillrt.config import DiscoveryConfig, RootConfig
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 
 COLD_TARGET_S = 3.0
 WARM_TARGET_S = 0.5
@@ -112,7 +112,7 @@ def pyyaml_only_cold(base: Path, roots: list[Path], n: int) -> float:
     real = fastyaml.parse
     fastyaml.parse = lambda _source: None  # type: ignore[assignment]
     try:
-        store = Store(base / "pyyaml-only" / "state.db")
+        store = open_location(base / "pyyaml-only" / "state.db")
         seconds, _cpu, reg = timed(lambda: discover(roots, store))
         store.close()
     finally:
@@ -128,7 +128,7 @@ def bench_library(base: Path, n: int, runs: int) -> dict[str, Any]:
     cold_cpu: list[float] = []
     for i in range(max(1, runs // 2)):
         db = base / f"cold-{i}" / "state.db"
-        store = Store(db)
+        store = open_location(db)
         seconds, cpu, reg = timed(lambda s=store: discover(roots, s))  # type: ignore[misc]
         store.close()
         assert len(reg) == n and reg.cache_misses == n, (len(reg), reg.cache_misses)
@@ -138,7 +138,7 @@ def bench_library(base: Path, n: int, runs: int) -> dict[str, Any]:
     warm_cpu: list[float] = []
     db = base / "cold-0" / "state.db"
     for _ in range(runs):
-        store = Store(db)  # a new handle, as a new process would open
+        store = open_location(db)  # a new handle, as a new process would open
         seconds, cpu, reg = timed(lambda s=store: discover(roots, s))  # type: ignore[misc]
         store.close()
         assert reg.cache_hits == n and reg.cache_misses == 0, (reg.cache_hits, reg.cache_misses)

@@ -35,7 +35,7 @@ from skillrt.dispatch.model import DispatchRequest  # noqa: E402
 from skillrt.execution.runners import DryRunRunner  # noqa: E402
 from skillrt.loading import injection_block, load_skill_body  # noqa: E402
 from skillrt.skills.registry import SkillRegistry  # noqa: E402
-from skillrt.store.sqlite import Store  # noqa: E402
+from skillrt.store import open_location  # noqa: E402
 
 
 def percentiles(samples: list[float]) -> tuple[float, float, float]:
@@ -125,7 +125,7 @@ def main() -> int:
         return run
 
     stored = Dispatcher(
-        registry, config, runner, store=Store(":memory:"), stats_hook=False, run_id="bench"
+        registry, config, runner, store=open_location(":memory:"), stats_hook=False, run_id="bench"
     )
     got = measure(
         {

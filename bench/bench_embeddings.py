@@ -25,7 +25,7 @@ import gen_skills
 
 from skillrt.routing.embeddings import BACKENDS, EmbeddingBackend, available_backends
 from skillrt.routing.vector_cache import VectorCache, text_hash
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 VERBS = list(gen_skills.VERBS[:10])
 OBJECTS = list(gen_skills.OBJECTS[:13])
@@ -80,10 +80,10 @@ def bench(name: str, docs: list[str], queries: list[str]) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "state.db"
         t = time.perf_counter()
-        VectorCache(Store(db)).get_or_embed(backend, items)
+        VectorCache(open_location(db)).get_or_embed(backend, items)
         cold_ms = (time.perf_counter() - t) * 1000
         t = time.perf_counter()
-        VectorCache(Store(db)).get_or_embed(backend, items)  # a new process's first call
+        VectorCache(open_location(db)).get_or_embed(backend, items)  # a new process's first call
         warm_ms = (time.perf_counter() - t) * 1000
 
     return {

@@ -159,9 +159,9 @@ def fingerprint_ms(root: Path, state: Path) -> list[float]:
     """The hot-reload poll: one stat-only fingerprint of the roots (and enable state)."""
     from skillrt.config import DiscoveryConfig
     from skillrt.mcp.watch import roots_fingerprint
-    from skillrt.store.sqlite import Store
+    from skillrt.store import open_location
 
-    store = Store(state / "state.db")
+    store = open_location(state / "state.db")
     times = []
     for _ in range(20):
         t = time.perf_counter()

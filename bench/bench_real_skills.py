@@ -50,7 +50,7 @@ from skillrt.eval.datasets import LabelledQuery, load_catalog
 from skillrt.eval.harness import QueryOutcome, injection_metrics, percentile, style_metrics
 from skillrt.routing.router import Router
 from skillrt.routing.semantic import document_text
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 EVAL_CFG = RoutingConfig(use_stats=False, cold_start=False)
 _WORD = re.compile(r"\w+")
@@ -198,7 +198,7 @@ def main() -> None:
             write_jsonl(extra, iter_specs(args.distractors, seed=0))
         skills = [*skills, *load_catalog(extra)]
     queries = queries_of(args.queries or REAL_QUERIES)
-    store = Store(args.cache / "vectors.db")
+    store = open_location(args.cache / "vectors.db")
     started = time.perf_counter()
     router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
     print(

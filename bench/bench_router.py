@@ -55,7 +55,7 @@ from skillrt.eval.datasets import load_catalog, load_queries  # noqa: E402
 from skillrt.eval.harness import evaluate, percentile  # noqa: E402
 from skillrt.routing.router import Router  # noqa: E402
 from skillrt.routing.semantic import document_text  # noqa: E402
-from skillrt.store.sqlite import Store  # noqa: E402
+from skillrt.store import Store, open_location  # noqa: E402
 
 DEFAULT_DATASETS = HERE.parent.parent / "shared" / "datasets"
 DATASETS = ("metatool", "clinc150", "seal-tools", "bfcl")
@@ -109,7 +109,7 @@ def _topk(scores: np.ndarray, gold: np.ndarray) -> tuple[float, float]:
 
 
 def accuracy(root: Path, cache: Path, limit: int | None) -> None:
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     print("## Accuracy (dev splits; full catalogue; BFCL within per-query candidates)")
     print(
         f"{'dataset':11s} {'skills':>6s} {'queries':>7s}  top1  r@3   r@5   sel.acc "
@@ -187,7 +187,7 @@ def latency_real(size: int, cache: Path) -> None:
     if not root.exists():
         build_real_catalogue(root, size)
     skills = _tree_skills(root)
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     started = time.perf_counter()
     router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
     build = time.perf_counter() - started
@@ -215,7 +215,7 @@ def latency_synthetic(size: int, cache: Path) -> None:
     if not base.exists():
         generate_roots(base, size, seed=0)  # roots of 1,000: S3 caps a root at 2,000 folders
     skills = _tree_skills(*sorted(p for p in base.iterdir() if p.is_dir()))
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     queries = synthetic_queries(300)
     for backend in ("onnx-minilm", None):
         started = time.perf_counter()

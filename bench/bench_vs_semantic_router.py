@@ -34,7 +34,7 @@ from skillrt.eval.harness import percentile  # noqa: E402
 from skillrt.routing.embeddings import get_backend  # noqa: E402
 from skillrt.routing.router import Router  # noqa: E402
 from skillrt.routing.semantic import document_text  # noqa: E402
-from skillrt.store.sqlite import Store  # noqa: E402
+from skillrt.store import open_location  # noqa: E402
 
 DEFAULT_DATASETS = HERE.parent.parent / "shared" / "datasets"
 
@@ -83,7 +83,7 @@ def run(name: str, root: Path, cache: Path, limit: int) -> None:
         for i in sorted(rng.choice(len(queries), min(limit, len(queries)), replace=False))
     ]
     backend = get_backend("onnx-minilm")
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     ours = Router.from_skills(
         skills,
         RoutingConfig(use_stats=False, cold_start=False),

@@ -35,7 +35,7 @@ from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
 from skillrt.doctor.analysis import analyse
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 TOP_PAIRS = 100
 
@@ -71,7 +71,7 @@ def main() -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     skills = real_skills(args.datasets, args.corpora)
     queries = [q for q in queries_of([args.queries]) if len(q.expected) == 1]
-    store = Store(args.cache / "vectors.db")
+    store = open_location(args.cache / "vectors.db")
     config = RoutingConfig()
 
     started = time.perf_counter()

@@ -35,10 +35,13 @@ from pathlib import Path
 sys.path.insert(0, {bench!r})
 import bench_router as B
 from skillrt.routing.router import Router
-from skillrt.store.sqlite import Store
+try:  # a tree from before the store was chosen by open_location
+    from skillrt.store import open_location
+except ImportError:
+    from skillrt.store.sqlite import Store as open_location
 cache = Path(sys.argv[1])
 skills = B._tree_skills(cache / "real-1000")
-router = Router.from_skills(skills, B.EVAL_CFG, store=Store(Path(sys.argv[2])),
+router = Router.from_skills(skills, B.EVAL_CFG, store=open_location(Path(sys.argv[2])),
                             backend="onnx-minilm")
 queries = [json.loads(l)["query"] for l in B.REAL_QUERIES.open(encoding="utf-8") if l.strip()]
 for q in queries[:20]:

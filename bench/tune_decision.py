@@ -43,7 +43,7 @@ from skillrt.routing.candidate import Candidate
 from skillrt.routing.planner import Clause, PlanRules, companion_input
 from skillrt.routing.router import Router
 from skillrt.routing.signals import COMPANION_SIGNALS, companion_signals
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 THRESHOLD = 0.5
 
@@ -180,7 +180,7 @@ def main() -> None:
     }
     seen: dict[str, list[Seen]] = {}
     for name, (skills, queries) in splits.items():
-        store = Store(args.cache / "vectors.db")
+        store = open_location(args.cache / "vectors.db")
         router = Router.from_skills(skills, config, store=store)
         router.store = None
         seen[name] = capture(router, queries)

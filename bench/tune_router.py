@@ -50,7 +50,7 @@ from skillrt.routing.rerank import RERANK_DEPTH
 from skillrt.routing.router import Router
 from skillrt.routing.signals import REQUEST_SIGNALS, SignalInput, request_signals
 from skillrt.routing.text import terms
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 NAMES = ("metatool", "clinc150", "seal-tools", "bfcl", "real-skills")
 THRESHOLD = 0.65
@@ -108,7 +108,7 @@ def collect(
     catalogue, query_files, base = dataset_files(name, datasets, corpora)
     skills = load_catalog(catalogue, base=base)
     queries = queries_of(query_files, limit)
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     router = Router.from_skills(
         skills, RoutingConfig(use_stats=False, cold_start=False), backend=backend, store=store
     )
@@ -328,7 +328,7 @@ def fit_overlap(datasets: Path, corpora: Path, cache: Path, backend: str) -> flo
     maximises the balanced accuracy of that split.
     """
     catalogue, query_files, base = dataset_files("real-skills", datasets, corpora)
-    store = Store(cache / "vectors.db")
+    store = open_location(cache / "vectors.db")
     router = Router.from_skills(
         load_catalog(catalogue, base=base),
         RoutingConfig(use_stats=False, cold_start=False),

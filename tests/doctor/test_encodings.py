@@ -18,7 +18,7 @@ from skillrt.doctor.encodings import (
 )
 from skillrt.routing.embeddings.base import QueryEncoding
 from skillrt.routing.embeddings.hashing import HashingBackend
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 DIM = 8
 
@@ -57,7 +57,7 @@ def test_a_blob_of_another_width_is_refused() -> None:
 def test_encodings_are_computed_once_then_read_from_the_store(tmp_path: Path) -> None:
     backend = HashingBackend()
     texts = ["export the ledger to csv", "round the vat after summing, then email it"]
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     first = EncodingCache(store).encodings(backend, texts)
     assert set(first) == set(texts)
     again = EncodingCache(store)  # a new process: only the store remembers

@@ -14,7 +14,7 @@ from skillrt.execution.fallback import (
     run_path,
 )
 from skillrt.execution.records import ExecutionRecorder, list_transitions
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 from .support import make_runtime
 
@@ -171,7 +171,7 @@ def test_success_resets_consecutive_failures() -> None:
 
 
 def test_transitions_are_recorded_in_the_store() -> None:
-    store = Store(":memory:")
+    store = open_location(":memory:")
     recorder = ExecutionRecorder(store, run_id="run-t", stats_hook=False)
     m = PathMachine("skill:a", sink=recorder.transition)
     run_path(m, lambda n: (_ for _ in ()).throw(fail(False)), RoundLedger())

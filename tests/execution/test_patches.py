@@ -22,7 +22,7 @@ from skillrt.execution.patches import (
     plan_patch,
     revert_patch,
 )
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 from .support import make_runtime
 
@@ -216,7 +216,7 @@ def test_unchanged_content_is_no_patch(skill) -> None:
 
 # -- apply / list / revert -------------------------------------------------------------
 def test_apply_list_revert(skill, tmp_path: Path) -> None:
-    store = Store(":memory:")
+    store = open_location(":memory:")
     planned = plan_patch(
         skill,
         proposal(
@@ -246,7 +246,7 @@ def test_apply_list_revert(skill, tmp_path: Path) -> None:
 
 
 def test_revert_refuses_to_lose_later_edits(skill, tmp_path: Path) -> None:
-    store = Store(":memory:")
+    store = open_location(":memory:")
     planned = plan_patch(skill, proposal(FileChange("scripts/run.py", "print('v2')\n")), BUDGET)
     record = apply_patch(store, tmp_path / "repairs", skill, planned)
     (skill.path / "scripts" / "run.py").write_text("print('hand edit')\n")
@@ -258,7 +258,7 @@ def test_revert_refuses_to_lose_later_edits(skill, tmp_path: Path) -> None:
 
 
 def test_apply_is_all_or_nothing(skill, tmp_path: Path, monkeypatch) -> None:
-    store = Store(":memory:")
+    store = open_location(":memory:")
     planned = plan_patch(
         skill,
         proposal(

@@ -11,7 +11,7 @@ from hook_support import build_skills
 
 from skillrt.config import RuntimeConfig
 from skillrt.runtime import SkillRuntime
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 
 @pytest.fixture
@@ -28,4 +28,4 @@ def runtime(tmp_path: Path, make_skill: Callable[..., Path]) -> SkillRuntime:
         },
     )
     config = RuntimeConfig(state_dir=tmp_path / "state")
-    return SkillRuntime(config, roots=[root], store=Store(tmp_path / "state" / "state.db"))
+    return SkillRuntime(config, roots=[root], store=open_location(tmp_path / "state" / "state.db"))

@@ -21,7 +21,7 @@ from mcp_support import server_env, skillrt_cmd
 from skillrt.config import RootConfig, RuntimeConfig
 from skillrt.mcp import SkillService, event_writer
 from skillrt.runtime import SkillRuntime
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 WAIT_S = 30  # hang guard only
 
@@ -129,11 +129,11 @@ def test_read_only_store_in_process(
 ) -> None:
     """The library path: a runtime over a store opened read-only."""
     config = RuntimeConfig(project_dir=state.parent, state_dir=state)
-    Store(config.state_db).schema_version()  # create and migrate it first
+    open_location(config.state_db).schema_version()  # create and migrate it first
     runtime = SkillRuntime(
         config,
         roots=[RootConfig(catalogue, scope="flag")],
-        store=Store(config.state_db, read_only=True),
+        store=open_location(config.state_db, read_only=True),
     )
     writer = event_writer(runtime)
     assert writer is not None and writer.read_only

@@ -20,7 +20,7 @@ from skillrt.mcp.rwlock import RWLock
 from skillrt.mcp.tools import check_arguments, tool_specs
 from skillrt.mcp.uris import parse_skill_uri, skill_uri
 from skillrt.mcp.watch import roots_fingerprint
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 SEGMENT = st.text(
     alphabet=st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)),
@@ -111,7 +111,7 @@ def test_digest_cache_rehashes_only_changes(tmp_path: Path) -> None:
 def test_fingerprint_tracks_changes(tmp_path: Path, make_skill: Callable[..., Path]) -> None:
     root = tmp_path / "skills"
     make_skill("a", files={"references/r.md": "x"})
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     disc = DiscoveryConfig()
 
     def fp() -> str:

@@ -15,14 +15,14 @@ from hypothesis import strategies as st
 from skillrt.errors import StoreConflict, WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound
 from skillrt.orchestration.fsm import PhaseState, RunState
 from skillrt.orchestration.state import WorkflowStore, current_owner, owner_alive
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 TASK = "0123456789ab"
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> WorkflowStore:
-    return WorkflowStore(Store(tmp_path / "state.db"))
+    return WorkflowStore(open_location(tmp_path / "state.db"))
 
 
 def new_run(ws: WorkflowStore, run_id: str = "wf-1") -> str:
@@ -67,7 +67,7 @@ def test_schema_slot_5_tables_and_wal(tmp_path: Path, ws: WorkflowStore) -> None
     [("results", 2, 1), ("full", 2, 2), ("normal", 1, 1)],  # 2 = FULL (fsync), 1 = NORMAL
 )
 def test_synchronous_levels(tmp_path: Path, level: Any, result_tx: int, intent_tx: int) -> None:
-    ws = WorkflowStore(Store(tmp_path / "s.db"), synchronous=level)
+    ws = WorkflowStore(open_location(tmp_path / "s.db"), synchronous=level)
     with ws._tx(result=True) as tx:  # the SQL backend's transaction, on its connection
         assert tx.conn.execute("PRAGMA synchronous").fetchone()[0] == result_tx  # type: ignore[attr-defined]
     with ws._tx() as tx:
@@ -236,7 +236,7 @@ OUTPUTS = {
 @given(OPS)
 def test_no_sequence_of_moves_breaks_the_order(ops: list[tuple[str, Any]]) -> None:
     """Whatever is attempted, stored state only ever moves along the tables."""
-    ws = WorkflowStore(Store(":memory:"))
+    ws = WorkflowStore(open_location(":memory:"))
     run = new_run(ws)
     for kind, arg in ops:
         before = ws.load(run)

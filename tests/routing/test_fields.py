@@ -21,7 +21,7 @@ from skillrt.routing.fields import (
     split_sections,
 )
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import MEMORY, Store
+from skillrt.store import MEMORY, open_location
 
 from .conftest import make
 
@@ -112,7 +112,7 @@ def test_fields_are_cached_by_content_and_rederived_when_the_file_changes(
 ) -> None:
     _skill_dir(tmp_path, "alpha", "## Usage\nFirst version.\n")
     _skill_dir(tmp_path, "beta", "## Usage\nOther.\n")
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     skills = _skills(tmp_path)
     calls: list[tuple[int, int]] = []
     first = load_fields(skills, store, progress=lambda _w, d, t: calls.append((d, t)))
@@ -131,7 +131,7 @@ def test_fields_are_cached_by_content_and_rederived_when_the_file_changes(
 
 
 def test_a_corrupt_cache_row_is_a_miss() -> None:
-    store = Store(MEMORY)
+    store = open_location(MEMORY)
     skill = make("pdf", "Read PDF files.")
     with store.transaction() as conn:
         conn.execute(
@@ -175,7 +175,7 @@ def test_an_index_build_reports_progress_and_is_incremental(tmp_path: Path) -> N
 
     for n in range(3):
         _skill_dir(tmp_path / "skills", f"s{n}", f"## Part\nText {n} about topic {n}.\n")
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     calls: list[tuple[str, int, int]] = []
 
     def build() -> Router:

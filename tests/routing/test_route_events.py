@@ -12,7 +12,7 @@ import pytest
 
 from skillrt.config import RoutingConfig
 from skillrt.routing.router import Router
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 from skillrt.telemetry.events import (
     TelemetryWarning,
     list_route_events,
@@ -55,7 +55,7 @@ def make_router(store: Store, **changes: object) -> RecordingRouter:
 
 
 def test_every_route_writes_all_t1_fields(tmp_path: Path) -> None:
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     r = make_router(store)
     queries = ["do a code review of my PR", "tell me a joke", "$git-helper rebase"]
     results = [r.route(q) for q in queries]
@@ -106,7 +106,7 @@ def test_every_route_writes_all_t1_fields(tmp_path: Path) -> None:
 
 
 def test_query_text_kept_only_when_configured(tmp_path: Path) -> None:
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     make_router(store, record_query_text=True).route("do a code review of my PR")
     (event,) = list_route_events(store)
     assert event.query_text == "do a code review of my PR"
@@ -115,8 +115,8 @@ def test_query_text_kept_only_when_configured(tmp_path: Path) -> None:
 
 def test_read_only_store_does_not_fail_the_route(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
-    Store(path).connection()  # create and migrate
-    ro = Store(path, read_only=True)
+    open_location(path).connection()  # create and migrate
+    ro = open_location(path, read_only=True)
     r = make_router(ro)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -128,7 +128,7 @@ def test_read_only_store_does_not_fail_the_route(tmp_path: Path) -> None:
 
 
 def test_broken_store_does_not_fail_the_route(tmp_path: Path) -> None:
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     r = make_router(store)
     store.connection().execute("DROP TABLE route_events")
     with warnings.catch_warnings(record=True):

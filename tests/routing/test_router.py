@@ -11,7 +11,7 @@ import pytest
 
 from skillrt.config import RoutingConfig
 from skillrt.routing.router import Router
-from skillrt.store.sqlite import MEMORY, Store
+from skillrt.store import MEMORY, open_location
 
 from .conftest import RecordingRouter, SkillMaker, catalogue, make
 
@@ -216,7 +216,7 @@ def test_route_records_nothing_without_store() -> None:
 
 
 def test_the_router_itself_never_records() -> None:
-    store = Store(MEMORY)
+    store = open_location(MEMORY)
     result = router(store=store).route("code review my PR")
     assert result.events == ()
     assert store.connection().execute("SELECT COUNT(*) FROM route_events").fetchone()[0] == 0
@@ -283,7 +283,7 @@ def test_stats_a_store_cannot_give_are_skipped_but_a_bug_is_not(
     from skillrt.errors import StoreUnavailable
     from skillrt.telemetry.events import TelemetryWarning
 
-    r = router(config=RoutingConfig(use_stats=True), store=Store(MEMORY))
+    r = router(config=RoutingConfig(use_stats=True), store=open_location(MEMORY))
 
     def unreachable(*_: object) -> object:
         raise StoreUnavailable("the server went away", retryable=True)

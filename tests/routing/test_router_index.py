@@ -10,7 +10,7 @@ from skillrt.routing.embeddings import HashingBackend
 from skillrt.routing.index import RouterIndex
 from skillrt.routing.semantic import description_clauses, document_text, part_texts
 from skillrt.routing.vector_cache import VectorCache
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 from .conftest import catalogue, make
 
@@ -28,14 +28,14 @@ class CountingBackend(HashingBackend):
 def test_unchanged_skills_are_not_reembedded(tmp_path: Path) -> None:
     skills = catalogue()
     backend = CountingBackend()
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     RouterIndex(skills, backend=backend, cache=VectorCache(store))
     first = len(backend.embedded)
     assert first >= len(skills)
     store.close()
 
     # A new process: a fresh cache layer over the same store file.
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     backend.embedded.clear()
     RouterIndex(skills, backend=backend, cache=VectorCache(store))
     assert backend.embedded == []

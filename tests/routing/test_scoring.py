@@ -12,7 +12,7 @@ from skillrt.config import RoutingConfig
 from skillrt.routing.calibration import MODELS, ScoreModel, fit_logistic, model_for
 from skillrt.routing.router import Router
 from skillrt.routing.scoring import NEUTRAL, Terms, cold_start_factor, combine, success_term
-from skillrt.store.sqlite import MEMORY, Store
+from skillrt.store import MEMORY, Store, open_location
 from skillrt.telemetry.stats import record_execution, skill_stats
 
 from .conftest import RecordingRouter, catalogue
@@ -123,7 +123,7 @@ def _router(store: Store, **changes: object) -> RecordingRouter:
 
 
 def test_stats_feed_success_rate() -> None:
-    store = Store(MEMORY)
+    store = open_location(MEMORY)
     query = "rebase my branch with git"
 
     def _router(store: Store) -> Router:  # no cold start: only success_rate may move
@@ -145,7 +145,7 @@ def test_stats_feed_success_rate() -> None:
 
 
 def test_cold_start_damps_new_skills_until_they_have_routes() -> None:
-    store = Store(MEMORY)
+    store = open_location(MEMORY)
     query = "rebase my branch with git"
     r = _router(store)
     first = next(c for c in r.route(query, explain=True).candidates if c.name == "git-helper")
@@ -157,9 +157,9 @@ def test_cold_start_damps_new_skills_until_they_have_routes() -> None:
     assert warm.score.signals["cold_start_factor"] == 1.0
     assert warm.score.total > first.score.total
     # Forced skills are never damped; a config switch turns damping off.
-    off = _router(Store(MEMORY), cold_start=False)
+    off = _router(open_location(MEMORY), cold_start=False)
     c = next(c for c in off.route(query, explain=True).candidates if c.name == "git-helper")
     assert c.score.signals["cold_start_factor"] == 1.0
-    forced = _router(Store(MEMORY)).route("$git-helper rebase", explain=True)
+    forced = _router(open_location(MEMORY)).route("$git-helper rebase", explain=True)
     c = next(c for c in forced.candidates if c.name == "git-helper")
     assert c.score.signals["cold_start_factor"] == 1.0

@@ -11,7 +11,7 @@ from skillrt.config import DiscoveryConfig, RootConfig, RoutingConfig
 from skillrt.routing import snapshot as snapshot_module
 from skillrt.routing.router import Router
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 
 CFG = RoutingConfig(use_stats=False)
 QUERIES = ("reconcile the ledger with bank statements", "compose a sonnet", "plan a deploy")
@@ -54,7 +54,7 @@ def test_an_unchanged_catalogue_loads_the_snapshot_and_routes_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     root = _tree(tmp_path / "skills")
-    store = Store(tmp_path / "state" / "state.db")
+    store = open_location(tmp_path / "state" / "state.db")
     built = _router(root, store)
     saved = list((tmp_path / "state" / "router-index").glob("*.npz"))
     assert len(saved) == 1
@@ -72,7 +72,7 @@ def test_an_unchanged_catalogue_loads_the_snapshot_and_routes_the_same(
 
 def test_a_changed_skill_gives_a_new_snapshot(tmp_path: Path) -> None:
     root = _tree(tmp_path / "skills")
-    store = Store(tmp_path / "state" / "state.db")
+    store = open_location(tmp_path / "state" / "state.db")
     _router(root, store)
     _write(root, "poetry", "## Writing\nCompose limericks about ledgers.\n")
     changed = _router(root, store)
@@ -88,7 +88,7 @@ def test_a_changed_skill_gives_a_new_snapshot(tmp_path: Path) -> None:
 
 def test_a_torn_snapshot_is_ignored_and_rebuilt(tmp_path: Path) -> None:
     root = _tree(tmp_path / "skills")
-    store = Store(tmp_path / "state" / "state.db")
+    store = open_location(tmp_path / "state" / "state.db")
     expected = _answers(_router(root, store))
     (saved,) = (tmp_path / "state" / "router-index").glob("*.npz")
     saved.write_bytes(saved.read_bytes()[:1000])
@@ -104,7 +104,7 @@ def test_a_torn_snapshot_is_ignored_and_rebuilt(tmp_path: Path) -> None:
 def test_old_snapshots_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(snapshot_module, "KEEP", 2)
     root = _tree(tmp_path / "skills")
-    store = Store(tmp_path / "state" / "state.db")
+    store = open_location(tmp_path / "state" / "state.db")
     for n in range(4):
         _write(root, "deploy", f"## Release\nVersion {n} of the checklist.\n")
         _router(root, store)
@@ -114,5 +114,5 @@ def test_old_snapshots_are_pruned(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_no_snapshot_without_a_file_store(tmp_path: Path) -> None:
     root = _tree(tmp_path / "skills")
-    _router(root, Store(":memory:"))
+    _router(root, open_location(":memory:"))
     assert not list(tmp_path.rglob("*.npz"))

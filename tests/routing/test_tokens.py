@@ -22,7 +22,7 @@ from skillrt.routing.rerank import RERANK_DEPTH as TOKEN_RERANK
 from skillrt.routing.rerank import RerankQuery, TokenReranker, apply_rerank
 from skillrt.routing.router import Router
 from skillrt.routing.tokens import TokenCache, TokenIndex, quantise, token_texts
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 from .conftest import catalogue, make
 
@@ -116,11 +116,11 @@ def test_token_states_are_cached_in_the_store(tmp_path: Path) -> None:
     backend = TokenHashing()
     skills = catalogue()
     db = tmp_path / "state.db"
-    store = Store(db)
+    store = open_location(db)
     first = TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
     store.close()
     assert first is not None and sum(backend.token_calls) == len(skills)
-    store = Store(db)
+    store = open_location(db)
     cache = TokenCache(store)
     again = TokenIndex.build(skills, backend, cache, max_texts=100)
     store.close()
@@ -139,14 +139,14 @@ def test_a_torn_token_row_is_a_miss(tmp_path: Path) -> None:
     backend = TokenHashing()
     skills = catalogue()[:1]
     db = tmp_path / "state.db"
-    store = Store(db)
+    store = open_location(db)
     TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
     store.close()
     conn = sqlite3.connect(db)
     conn.execute("UPDATE embedding_cache SET vector = substr(vector, 1, 5)")
     conn.commit()
     conn.close()
-    store = Store(db)
+    store = open_location(db)
     cache = TokenCache(store)
     index = TokenIndex.build(skills, backend, cache, max_texts=100)
     assert index is not None and cache.misses == 0  # the row is there, not yet read
@@ -273,7 +273,7 @@ def test_token_matching_ranks_the_skill_with_the_requests_words(
 def test_only_the_reranked_skills_are_read(tmp_path: Path) -> None:
     backend = TokenHashing()
     skills = catalogue()
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
     cache = TokenCache(store)
     index = TokenIndex.build(skills, backend, cache, max_texts=100)
@@ -339,7 +339,7 @@ def test_a_corrupt_token_row_is_a_miss_not_a_nan_score(tmp_path: Path) -> None:
     backend = TokenHashing()
     skills = catalogue()
     db = tmp_path / "state.db"
-    store = Store(db)
+    store = open_location(db)
     TokenIndex.build(skills, backend, TokenCache(store), max_texts=100)
     store.close()
     nan_row = np.full((2, backend.dim), np.nan, dtype=np.float16).tobytes()
@@ -347,7 +347,7 @@ def test_a_corrupt_token_row_is_a_miss_not_a_nan_score(tmp_path: Path) -> None:
     conn.execute("UPDATE embedding_cache SET vector = ?", (nan_row,))
     conn.commit()
     conn.close()
-    store = Store(db)
+    store = open_location(db)
     cache = TokenCache(store)
     index = TokenIndex.build(skills, backend, cache, max_texts=100)
     assert index is not None

@@ -13,7 +13,7 @@ import pytest
 
 from skillrt.routing.embeddings import EmbeddingBackend, HashingBackend, get_backend
 from skillrt.routing.vector_cache import VectorCache, VectorCacheWarning, text_hash
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import Matrix
@@ -53,7 +53,7 @@ def backend() -> CountingBackend:
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Path]:
     path = tmp_path / "state.db"
-    store = Store(path)
+    store = open_location(path)
     store.connection()  # create and migrate
     store.close()
     yield path
@@ -80,9 +80,9 @@ def test_duplicates_and_empty_input(backend: CountingBackend) -> None:
 
 
 def test_store_survives_the_process(backend: CountingBackend, db: Path) -> None:
-    VectorCache(Store(db)).get_or_embed(backend, SKILLS)
+    VectorCache(open_location(db)).get_or_embed(backend, SKILLS)
     backend.embedded.clear()
-    fresh = VectorCache(Store(db))  # a new process: empty memory, same file
+    fresh = VectorCache(open_location(db))  # a new process: empty memory, same file
     out = fresh.get_or_embed(backend, SKILLS)
     assert backend.embedded == []
     assert fresh.hits == 3 and fresh.misses == 0
@@ -90,17 +90,17 @@ def test_store_survives_the_process(backend: CountingBackend, db: Path) -> None:
 
 
 def test_changed_text_hash_re_embeds_only_that_skill(backend: CountingBackend, db: Path) -> None:
-    VectorCache(Store(db)).get_or_embed(backend, SKILLS)
+    VectorCache(open_location(db)).get_or_embed(backend, SKILLS)
     backend.embedded.clear()
     changed = [*SKILLS[:2], *_items("Deploy to Kubernetes with Helm charts")]
-    VectorCache(Store(db)).get_or_embed(backend, changed)
+    VectorCache(open_location(db)).get_or_embed(backend, changed)
     assert backend.embedded == ["Deploy to Kubernetes with Helm charts"]
 
 
 def test_model_change_re_embeds(backend: CountingBackend, db: Path) -> None:
-    VectorCache(Store(db)).get_or_embed(backend, SKILLS)
+    VectorCache(open_location(db)).get_or_embed(backend, SKILLS)
     other = CountingBackend(HashingBackend(dim=32))
-    out = VectorCache(Store(db)).get_or_embed(other, SKILLS)
+    out = VectorCache(open_location(db)).get_or_embed(other, SKILLS)
     assert len(other.embedded) == 3 and out.shape == (3, 32)
 
 
@@ -112,7 +112,7 @@ def test_wrong_width_row_is_a_miss(backend: CountingBackend, db: Path) -> None:
     )
     conn.commit()
     conn.close()
-    out = VectorCache(Store(db)).get_or_embed(backend, SKILLS[:1])
+    out = VectorCache(open_location(db)).get_or_embed(backend, SKILLS[:1])
     assert backend.embedded == [SKILLS[0][1]]
     assert abs(float(np.linalg.norm(out[0])) - 1.0) < 1e-5
 
@@ -120,16 +120,16 @@ def test_wrong_width_row_is_a_miss(backend: CountingBackend, db: Path) -> None:
 def test_many_items_chunk_the_lookup(db: Path) -> None:
     backend = CountingBackend(HashingBackend(dim=16))
     items = _items(*(f"skill number {i}" for i in range(1200)))
-    VectorCache(Store(db)).get_or_embed(backend, items)
+    VectorCache(open_location(db)).get_or_embed(backend, items)
     backend.embedded.clear()
-    out = VectorCache(Store(db)).get_or_embed(backend, items)
+    out = VectorCache(open_location(db)).get_or_embed(backend, items)
     assert backend.embedded == [] and out.shape == (1200, 16)
 
 
 def test_read_only_store_still_returns_vectors(backend: CountingBackend, db: Path) -> None:
-    VectorCache(Store(db)).get_or_embed(backend, SKILLS[:2])
+    VectorCache(open_location(db)).get_or_embed(backend, SKILLS[:2])
     backend.embedded.clear()
-    cache = VectorCache(Store(db, read_only=True))
+    cache = VectorCache(open_location(db, read_only=True))
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # cached rows are read without complaint
         cache.get_or_embed(backend, SKILLS[:2])
@@ -140,7 +140,7 @@ def test_read_only_store_still_returns_vectors(backend: CountingBackend, db: Pat
 
 
 def test_missing_database_read_only_degrades(backend: CountingBackend, tmp_path: Path) -> None:
-    cache = VectorCache(Store(tmp_path / "absent.db", read_only=True))
+    cache = VectorCache(open_location(tmp_path / "absent.db", read_only=True))
     with pytest.warns(VectorCacheWarning):
         out = cache.get_or_embed(backend, SKILLS)
     assert out.shape == (3, 64)
@@ -151,7 +151,7 @@ def test_locked_store_degrades_to_a_warning(backend: CountingBackend, db: Path) 
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock
     try:
         with pytest.warns(VectorCacheWarning, match="cannot save"):
-            out = VectorCache(Store(db, busy_timeout_ms=50)).get_or_embed(backend, SKILLS)
+            out = VectorCache(open_location(db, busy_timeout_ms=50)).get_or_embed(backend, SKILLS)
     finally:
         holder.execute("ROLLBACK")
         holder.close()
@@ -159,7 +159,7 @@ def test_locked_store_degrades_to_a_warning(backend: CountingBackend, db: Path) 
 
 
 def test_schema_has_the_embedding_cache(db: Path) -> None:
-    store = Store(db)
+    store = open_location(db)
     assert store.schema_version() >= 2
     columns = {r["name"] for r in store.connection().execute("PRAGMA table_info(embedding_cache)")}
     assert columns == {"model_id", "text_hash", "dim", "vector", "created_at"}
@@ -167,8 +167,8 @@ def test_schema_has_the_embedding_cache(db: Path) -> None:
 
 def test_with_the_real_model(db: Path) -> None:
     minilm = CountingBackend(get_backend("onnx-minilm"))
-    first = VectorCache(Store(db)).get_or_embed(minilm, SKILLS)
+    first = VectorCache(open_location(db)).get_or_embed(minilm, SKILLS)
     minilm.embedded.clear()
-    second = VectorCache(Store(db)).get_or_embed(minilm, SKILLS)
+    second = VectorCache(open_location(db)).get_or_embed(minilm, SKILLS)
     assert minilm.embedded == [] and second.shape == (3, 384)
     np.testing.assert_array_equal(first, second)

@@ -175,11 +175,11 @@ def test_validate_walks_the_whole_tree(corpus_registry: SkillRegistry) -> None:
 
 @needs_corpora
 def test_corpora_through_the_index_cache_match_a_fresh_parse(tmp_path: Path) -> None:
-    from skillrt.store.sqlite import Store
+    from skillrt.store import open_location
 
     cfg = DiscoveryConfig(conventional_roots=False)
     roots = (RootConfig(CORPORA),)
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     cold = SkillRegistry.discover(cfg, project_dir=CORPORA, store=store, explicit_roots=roots)
     warm = SkillRegistry.discover(cfg, project_dir=CORPORA, store=store, explicit_roots=roots)
     assert warm.cache_misses == 0 and warm.cache_hits == len(corpus_files())

@@ -17,7 +17,7 @@ from skillrt.fileopen import NotRegularFile, open_regular
 from skillrt.skills.model import BrokenSkill
 from skillrt.skills.reader import read_skill
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 
 Make = Callable[..., Path]
 
@@ -127,7 +127,7 @@ def test_cached_discovery_with_a_fifo_swapped_in_never_blocks(
     """A fresh (racy) cache row is checked against the file's bytes: that read too."""
     make_skill("good", root=skills_root)
     victim = make_skill("victim", root=skills_root) / "SKILL.md"
-    store = Store(tmp_path / "state" / "state.db")
+    store = open_location(tmp_path / "state" / "state.db")
     try:
         assert len(discover(skills_root, store)) == 2  # rows written, still racy
         racing_lstat.append(victim)

@@ -16,7 +16,7 @@ from skillrt.config import DiscoveryConfig, RootConfig
 from skillrt.skills import registry as registry_module
 from skillrt.skills.model import Skill
 from skillrt.skills.registry import SkillRegistry
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 
 Make = Callable[..., Path]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
@@ -46,7 +46,7 @@ def tree(skills_root: Path, make_skill: Make) -> Path:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Store:
-    s = Store(tmp_path / "state" / "state.db")
+    s = open_location(tmp_path / "state" / "state.db")
     yield s  # type: ignore[misc]
     s.close()
 
@@ -64,7 +64,7 @@ def test_unchanged_tree_parses_nothing(
     cold = discover(tree, store)
     assert (cold.cache_hits, cold.cache_misses) == (0, 6)
     forbid_parsing(monkeypatch)
-    other = Store(store.path)  # a new process would open a new handle
+    other = open_location(store.path)  # a new process would open a new handle
     warm = discover(tree, other)
     other.close()
     assert (warm.cache_hits, warm.cache_misses) == (6, 0)
@@ -198,10 +198,10 @@ def test_locked_store_still_lists(
     tree: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "locked.db"
-    setup = Store(path)
+    setup = open_location(path)
     setup.connection()  # create and migrate
     setup.close()
-    locked = Store(path, busy_timeout_ms=50)
+    locked = open_location(path, busy_timeout_ms=50)
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")
     try:
@@ -219,7 +219,7 @@ def test_locked_store_still_lists(
 
 
 def test_read_only_store_still_lists(tree: Path, tmp_path: Path) -> None:
-    reg = discover(tree, Store(tmp_path / "missing.db", read_only=True))
+    reg = discover(tree, open_location(tmp_path / "missing.db", read_only=True))
     assert len(reg) == 5
     codes = {d.code for d in reg.diagnostics}
     assert codes == {"INDEX_CACHE_UNAVAILABLE", "STATE_UNAVAILABLE"}
@@ -229,7 +229,7 @@ def test_read_only_store_still_lists(tree: Path, tmp_path: Path) -> None:
 def test_store_path_that_cannot_be_created_still_lists(tree: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    reg = discover(tree, Store(blocker / "state.db"))
+    reg = discover(tree, open_location(blocker / "state.db"))
     assert len(reg) == 5
     assert "INDEX_CACHE_UNAVAILABLE" in {d.code for d in reg.diagnostics}
 

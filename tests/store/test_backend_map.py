@@ -1,7 +1,7 @@
 """The backend is chosen in one place: the scheme map of ``skillrt.store.backends``.
 
 A third backend (``tests/store/dummy_backend.py``) registered through that map alone is
-taken by every way in: ``Store(url)``, ``open_location``, ``state.url`` in skillrt.yaml,
+taken by every way in: ``open_location(url)``, ``open_location``, ``state.url`` in skillrt.yaml,
 ``--state URL`` on the command line, and ``state migrate``; unregistered, the same URL
 is refused as a scheme skillrt does not have.
 """
@@ -20,7 +20,7 @@ from tests.store.dummy_backend import DummyStore
 from skillrt.cli import main
 from skillrt.config import RuntimeConfig
 from skillrt.errors import ConfigError, StoreMisconfigured
-from skillrt.store import Store, open_location, open_store
+from skillrt.store import open_location, open_store
 from skillrt.store.backends import BACKENDS, is_store_url, unknown_scheme, url_examples
 
 Make = Callable[..., Path]
@@ -45,7 +45,7 @@ def test_an_unregistered_scheme_is_refused_everywhere(
     url = f"dummy://{tmp_path}/state.db"
     assert unknown_scheme(url) == "dummy" and not is_store_url(url)
     with pytest.raises(StoreMisconfigured):
-        Store(url)
+        open_location(url)
     (tmp_path / "skillrt.yaml").write_text(f"state:\n  url: '{url}'\n", encoding="utf-8")
     with pytest.raises(ConfigError) as exc:
         RuntimeConfig.from_file(tmp_path / "skillrt.yaml")
@@ -61,7 +61,7 @@ def test_one_map_entry_opens_the_backend_every_way(tmp_path: Path) -> None:
     url = f"dummy://{tmp_path}/state.db"
     assert is_store_url(url) and unknown_scheme(url) is None
     assert "dummy://..." in url_examples()
-    for store in (Store(url), open_location(url)):
+    for store in (open_location(url),):
         assert type(store) is DummyStore and store.location == url
         store.close()
     (tmp_path / "skillrt.yaml").write_text(f"state:\n  url: '{url}'\n", encoding="utf-8")
@@ -102,7 +102,7 @@ def test_the_cli_runs_on_a_registered_backend_through_its_interfaces(
     assert code == 0
     assert info["backend"] == "dummy" and info["location"] == url
     assert info["tables"]["route_events"] == 1 and info["tables"]["skill_state"] == 0
-    store = Store(url)
+    store = open_location(url)
     assert [e.route_id for e in store.routes.latest(10)] == [routed["route_id"]]
     store.close()
 
@@ -112,7 +112,7 @@ def test_state_migrate_copies_into_a_registered_backend(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    source = Store(tmp_path / "old" / "state.db")
+    source = open_location(tmp_path / "old" / "state.db")
     from skillrt.store import skill_state
 
     skill_state.set_enabled(source, "alpha", False)

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.conftest import StoreSpec
 
 from skillrt.errors import StoreConflict, StoreDriverMissing, StoreError, StoreSchemaTooNew
-from skillrt.store import Store, skill_state
+from skillrt.store import Store, open_location, skill_state
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 from skillrt.telemetry.events import RouteEvent, list_route_events, write_route_events
 from skillrt.telemetry.stats import record_execution, skill_stats
@@ -65,7 +65,7 @@ def count(store: Store, table: str) -> int:
 
 
 def test_store_names_its_backend(store_spec: StoreSpec) -> None:
-    store = Store(
+    store = open_location(
         store_spec.location, **({"schema": store_spec.schema} if store_spec.schema else {})
     )
     try:

@@ -26,7 +26,7 @@ import pytest
 from tests.pg_processes import child_pids, postmaster_pid
 
 from skillrt.errors import StoreMisconfigured, StoreUnavailable
-from skillrt.store import Store, skill_state
+from skillrt.store import open_location, skill_state
 from skillrt.store.postgres import PostgresStore
 
 REPO = Path(__file__).resolve().parents[2]
@@ -266,7 +266,7 @@ def test_an_unknown_url_scheme_is_refused_and_creates_nothing(tmp_path: Path) ->
     assert out["error"]["argument"] == "--state" and "mysql" in out["error"]["message"]
     assert list(tmp_path.iterdir()) == []  # no folder named 'mysql:'
     with pytest.raises(StoreMisconfigured):
-        Store("mysql://x/y")
+        open_location("mysql://x/y")
     assert list(tmp_path.iterdir()) == []
 
 

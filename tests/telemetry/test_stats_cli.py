@@ -15,7 +15,7 @@ import pytest
 from skillrt.config import RoutingConfig, TelemetryConfig
 from skillrt.routing.router import Router
 from skillrt.skills.reader import read_skill
-from skillrt.store.sqlite import Store
+from skillrt.store import open_location
 from skillrt.telemetry.events import record_route, record_route_outcome
 from skillrt.telemetry.tuning import GrayRelease
 
@@ -53,7 +53,7 @@ def recorded(tmp_path: Path, make_skill: Callable[..., Path]) -> dict[str, Any]:
         ),
     ]
     state = tmp_path / "state"
-    store = Store(state / "state.db")
+    store = open_location(state / "state.db")
     telemetry = TelemetryConfig(candidate_config={"selection_threshold": 0.9}, candidate_share=0.5)
     gray = GrayRelease(telemetry, RoutingConfig(record_query_text=True))
     router = Router.from_skills(

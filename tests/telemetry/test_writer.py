@@ -15,7 +15,7 @@ from skillrt.config import RoutingConfig
 from skillrt.routing.plan import RouteResult
 from skillrt.routing.router import Router
 from skillrt.skills.reader import read_skill
-from skillrt.store.sqlite import Store
+from skillrt.store import Store, open_location
 from skillrt.telemetry.writer import Batch, RouteEventWriter
 
 
@@ -43,7 +43,7 @@ def test_events_are_written_in_order(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]]
 ) -> None:
     db = tmp_path / "state.db"
-    Store(db).schema_version()  # migrated
+    open_location(db).schema_version()  # migrated
     writer = RouteEventWriter(db)
     batch = routes(5)
     for r in batch:
@@ -62,7 +62,7 @@ def test_locked_store_delays_but_loses_nothing(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
 ) -> None:
     db = tmp_path / "state.db"
-    Store(db).schema_version()
+    open_location(db).schema_version()
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another process holds the write lock
     writer = RouteEventWriter(db, write_timeout_ms=20)
@@ -83,8 +83,8 @@ def test_unwritable_store_drops_with_a_warning(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]], caplog: pytest.LogCaptureFixture
 ) -> None:
     db = tmp_path / "state.db"
-    Store(db).schema_version()
-    ro = Store(db, read_only=True)  # every write fails, like a read-only file
+    open_location(db).schema_version()
+    ro = open_location(db, read_only=True)  # every write fails, like a read-only file
     calls: list[int] = []
 
     def write(store: Store, items: Batch) -> int:
@@ -181,7 +181,7 @@ def test_a_batch_written_twice_counts_once(
     from skillrt.telemetry.events import route_event, write_route_events
     from skillrt.telemetry.stats import skill_stats
 
-    store = Store(tmp_path / "state.db")
+    store = open_location(tmp_path / "state.db")
     batch = [(route_event(r, surface="mcp"), [c.name for c in r.candidates]) for r in routes(3)]
     assert write_route_events(store, batch) == 3
     before = skill_stats(store)
@@ -197,7 +197,7 @@ def test_queue_overflow_moves_the_oldest_to_the_outbox(
     from skillrt.telemetry.outbox import Outbox
 
     db = tmp_path / "state.db"
-    Store(db).schema_version()
+    open_location(db).schema_version()
     holder = sqlite3.connect(db, isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     writer = RouteEventWriter(db, write_timeout_ms=10, max_queue=2)
@@ -225,7 +225,7 @@ def test_queue_overflow_moves_the_oldest_to_the_outbox(
 
 def test_many_threads_no_loss(tmp_path: Path, routes: Callable[[int], list[RouteResult]]) -> None:
     db = tmp_path / "state.db"
-    Store(db).schema_version()
+    open_location(db).schema_version()
     writer = RouteEventWriter(db)
     batch = routes(40)
 
@@ -284,8 +284,8 @@ def test_counting_a_loss_never_holds_a_route(
     import os
 
     db = tmp_path / "state.db"
-    Store(db).schema_version()
-    ro = Store(db, read_only=True)  # every write refused for good: counted as lost
+    open_location(db).schema_version()
+    ro = open_location(db, read_only=True)  # every write refused for good: counted as lost
 
     def write(store: Store, items: Batch) -> int:
         from skillrt.telemetry.events import write_route_events

@@ -2,7 +2,7 @@
 
 A location is a SQLite file (a path, or ``:memory:``) or a URL whose scheme names a
 server backend (``postgresql://``, or ``postgres://``). Everything that opens a store
-or checks a location asks this module (``Store(location)``, :func:`open_location`,
+or checks a location asks this module (:func:`open_location`,
 ``open_store``, ``--state``, ``state.url``, ``state migrate``), so nothing else names a
 scheme, and a new backend is one module in ``store/`` plus one entry in
 :data:`BACKENDS` (see docs/architecture.md). A URL no backend serves is refused, never
@@ -126,8 +126,10 @@ def backend_for(location: Path | str) -> type[Store]:
 
 
 def open_location(location: Path | str, **options: Any) -> Store:
-    """The store at ``location``: ``backend_for(location)(location, **options)``."""
-    return backend_for(location)(location, **options)
+    """The store at ``location``: ``backend_for(location)(location, **options)``
+    (``options`` are the backend's own: a SQLite file's ``busy_timeout_ms``, ...)."""
+    backend: Callable[..., Store] = backend_for(location)
+    return backend(location, **options)
 
 
 def open_store(config: _Config, *, persist: bool = True) -> Store:

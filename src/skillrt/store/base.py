@@ -19,15 +19,15 @@ Each interface is an ABC in its own module of this package (``store/routes.py``,
 with the records it takes and returns. The SQLite and PostgreSQL backends implement
 all of them with one set of SQL (:mod:`skillrt.store.sql`); no module outside
 ``store/`` holds SQL. Which backend a location names is decided in one place, the
-scheme map of :mod:`skillrt.store.backends`: ``Store(location)`` and
-:func:`~skillrt.store.backends.open_location` ask it.
+scheme map of :mod:`skillrt.store.backends`, which imports the backends; this module
+imports none of them.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from skillrt.store.patience import patience, patience_deadline, store_wait
 
@@ -76,7 +76,8 @@ class Store(ABC):
 
     Implementations open connections lazily and migrate the schema on first use; a
     schema newer than this skillrt is refused (``StoreSchemaTooNew``), never written.
-    ``Store(location, **options)`` opens the backend the location names.
+    A store is opened by :func:`skillrt.store.backends.open_location` (the backend the
+    location names) or ``open_store(config)``; this class never picks a backend.
     """
 
     #: The backend's name, as ``skillrt state info`` shows it.
@@ -88,13 +89,6 @@ class Store(ABC):
     #: an embedded store (domain learnings) is kept in the store instead.
     shared: ClassVar[bool] = False
     read_only: bool
-
-    def __new__(cls, location: Path | str = MEMORY, *args: Any, **options: Any) -> Store:
-        if cls is Store:
-            from skillrt.store.backends import backend_for
-
-            cls = backend_for(location)
-        return super().__new__(cls)
 
     @classmethod
     @abstractmethod
