@@ -126,8 +126,8 @@ def writer(args: list[str], seconds: float, seed: int) -> dict[str, Any]:
     """One process: mixed writes for ``seconds``; what it wrote, counted."""
     from skillrt.errors import SkillrtError
     from skillrt.store import skill_state
+    from skillrt.store.counters import record_execution
     from skillrt.telemetry.events import RouteEvent
-    from skillrt.telemetry.stats import record_execution
     from skillrt.telemetry.writer import RouteEventWriter
 
     rng = random.Random(seed)
@@ -178,7 +178,7 @@ def writer(args: list[str], seconds: float, seed: int) -> dict[str, Any]:
 
 
 def bench_writers(backend: Backend, procs: int, seconds: float) -> dict[str, Any]:
-    from skillrt.telemetry.stats import skill_stats
+    from skillrt.store.counters import skill_stats
 
     backend.open().schema_version()  # migrate once, outside the timing
     ctx = mp.get_context("spawn")

@@ -13,7 +13,7 @@ from skillrt.execution.records import list_executions
 from skillrt.execution.runners import DryRunRunner
 from skillrt.loading.paths import FD_WALK
 from skillrt.routing.plan import ActivationPlan, PlannedSkill, RouteResult
-from skillrt.telemetry.stats import skill_stats
+from skillrt.store.counters import skill_stats
 
 from .support import ENV, make_runtime, scripted
 

@@ -13,13 +13,13 @@ import pytest
 from skillrt.config import RoutingConfig
 from skillrt.routing.router import Router
 from skillrt.store import Store, open_location
+from skillrt.store.counters import skill_stats
 from skillrt.telemetry.events import (
     TelemetryWarning,
     list_route_events,
     query_type,
     record_route_outcome,
 )
-from skillrt.telemetry.stats import skill_stats
 
 from .conftest import RecordingRouter, catalogue
 

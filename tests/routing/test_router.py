@@ -279,7 +279,7 @@ def test_empty_catalogue_gives_no_skill() -> None:
 def test_stats_a_store_cannot_give_are_skipped_but_a_bug_is_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import skillrt.telemetry.stats as stats
+    import skillrt.store.counters as stats
     from skillrt.errors import StoreUnavailable
     from skillrt.telemetry.events import TelemetryWarning
 

@@ -13,7 +13,7 @@ from skillrt.routing.calibration import MODELS, ScoreModel, fit_logistic, model_
 from skillrt.routing.router import Router
 from skillrt.routing.scoring import NEUTRAL, Terms, cold_start_factor, combine, success_term
 from skillrt.store import MEMORY, Store, open_location
-from skillrt.telemetry.stats import record_execution, skill_stats
+from skillrt.store.counters import record_execution, skill_stats
 
 from .conftest import RecordingRouter, catalogue
 

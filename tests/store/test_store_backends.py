@@ -21,9 +21,9 @@ from tests.conftest import StoreSpec
 
 from skillrt.errors import StoreConflict, StoreDriverMissing, StoreError, StoreSchemaTooNew
 from skillrt.store import Store, open_location, skill_state
+from skillrt.store.counters import record_execution, skill_stats
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
 from skillrt.telemetry.events import RouteEvent, list_route_events, write_route_events
-from skillrt.telemetry.stats import record_execution, skill_stats
 
 TABLES = (
     "skill_state",

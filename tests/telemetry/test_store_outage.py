@@ -122,7 +122,7 @@ def test_a_route_does_not_wait_for_a_silent_store(
     still answers, on the stats it read last, and its event is written when the store
     is back — whether the route must open a new connection or reads on the one it holds
     (``frozen``: cut at state.route_wait_s)."""
-    import skillrt.telemetry.stats as stats
+    import skillrt.store.counters as stats
 
     monkeypatch.setattr(stats, "SHARED_STATS_MAX_AGE_S", 0.0)  # every route asks the store
     project = project_with_store(tmp_path, pg, make_skill)

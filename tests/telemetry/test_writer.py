@@ -178,8 +178,8 @@ def test_a_batch_written_twice_counts_once(
     tmp_path: Path, routes: Callable[[int], list[RouteResult]]
 ) -> None:
     """A batch retried after a commit whose answer was lost adds nothing twice."""
+    from skillrt.store.counters import skill_stats
     from skillrt.telemetry.events import route_event, write_route_events
-    from skillrt.telemetry.stats import skill_stats
 
     store = open_location(tmp_path / "state.db")
     batch = [(route_event(r, surface="mcp"), [c.name for c in r.candidates]) for r in routes(3)]

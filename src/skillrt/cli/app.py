@@ -304,12 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stderr.write(f"{exc.parser.prog}: error: {exc.message}\n")
         return 2
     except VersionExit:
-        import skillrt
+        from skillrt.version import __version__
 
         if json_wanted:
-            sys.stdout.write(dump_json({"name": "skillrt", "version": skillrt.__version__}) + "\n")
+            sys.stdout.write(dump_json({"name": "skillrt", "version": __version__}) + "\n")
         else:
-            sys.stdout.write(f"skillrt {skillrt.__version__}\n")
+            sys.stdout.write(f"skillrt {__version__}\n")
         return 0
     except SystemExit as exc:  # --help
         if json_wanted:

@@ -112,10 +112,10 @@ def _serve_stdio(runtime: Any, config: Any) -> None:
     imported (:mod:`skillrt.mcp.early`), then the server takes over the session."""
     import anyio
 
-    from skillrt import __version__
     from skillrt.mcp import SkillService, event_writer
     from skillrt.mcp.early import Handshake, answer, read_handshake, send
     from skillrt.mcp.stdin import claimed_stdin
+    from skillrt.version import __version__
 
     service = SkillService(runtime, config, events=event_writer(runtime))
     with claimed_stdin() as wire:

@@ -19,6 +19,7 @@ from typing import Any
 from skillrt.errors import StoreError
 from skillrt.execution.fallback import Transition
 from skillrt.store.base import Store
+from skillrt.store.counters import record_execution
 from skillrt.store.executions import ExecutionRow
 
 __all__ = [
@@ -39,17 +40,6 @@ def new_id(prefix: str) -> str:
 StatsHook = Callable[..., None]
 
 
-def _default_stats_hook() -> StatsHook | None:
-    import importlib
-
-    try:
-        module = importlib.import_module("skillrt.telemetry.stats")
-    except ImportError:
-        return None
-    hook: StatsHook | None = getattr(module, "record_execution", None)
-    return hook
-
-
 class ExecutionRecorder:
     """Writes executions and transitions of one run; ``store=None`` records nothing."""
 
@@ -64,7 +54,7 @@ class ExecutionRecorder:
         self.run_id = run_id
         self._lock = threading.Lock()
         if stats_hook is True:
-            self._stats: StatsHook | None = _default_stats_hook()
+            self._stats: StatsHook | None = record_execution
         elif stats_hook is False:
             self._stats = None
         else:

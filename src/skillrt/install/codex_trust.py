@@ -254,6 +254,6 @@ class _AppServer:
 
 
 def _version() -> str:
-    from skillrt import __version__
+    from skillrt.version import __version__
 
     return str(__version__)

@@ -63,9 +63,9 @@ class GetSkillParams(types.RequestParams):
 
 
 def _version() -> str:
-    import skillrt
+    from skillrt.version import __version__
 
-    return str(skillrt.__version__)
+    return __version__
 
 
 def _to_mcp_error(err: SkillrtError) -> MCPError:

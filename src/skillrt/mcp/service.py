@@ -229,7 +229,7 @@ class SkillService:
     def _usage(self) -> dict[str, int]:
         """Times each skill was selected (the catalogue drops the least-used first)."""
         try:
-            from skillrt.telemetry.stats import skill_stats
+            from skillrt.store.counters import skill_stats
 
             return {name: st.selections for name, st in skill_stats(self.runtime.store).items()}
         except (ImportError, SkillrtError):

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from skillrt.routing.index import RouterIndex
     from skillrt.routing.prereqs import PrerequisiteChecker
     from skillrt.skills.model import Skill
-    from skillrt.telemetry.stats import SkillStats
+    from skillrt.store.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Decision", "decide", "intents", "overlap_threshold"]
 

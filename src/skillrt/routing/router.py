@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
     from skillrt.store.base import Store
-    from skillrt.telemetry.stats import SkillStats
+    from skillrt.store.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
 
@@ -321,14 +321,12 @@ class Router:
         if not cfg.use_stats or self.store is None or not names:
             return {}
         from skillrt.errors import StoreError
-        from skillrt.telemetry.stats import skill_stats
+        from skillrt.store.counters import TelemetryWarning, skill_stats
 
         try:
             return skill_stats(self.store, names)
         except StoreError as exc:  # stats are an optimisation of scoring, never a failure
             import warnings
-
-            from skillrt.telemetry.events import TelemetryWarning
 
             warnings.warn(f"skill stats unavailable: {exc}", TelemetryWarning, stacklevel=3)
             return {}

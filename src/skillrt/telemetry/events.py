@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
+from skillrt.store.counters import TelemetryWarning
 from skillrt.store.routes import RouteEvent
 
 if TYPE_CHECKING:
@@ -47,10 +48,6 @@ __all__ = [
 #: Candidates kept in a stored score breakdown (the best ones; the count is stored too).
 MAX_BREAKDOWN = 20
 EXECUTION_RESULTS = ("pending", "success", "retryable_failure", "fatal_failure", "fallback", "exit")
-
-
-class TelemetryWarning(RuntimeWarning):
-    """A route event or stats update could not be written; the route itself is unaffected."""
 
 
 def query_type(result: RouteResult) -> str:

@@ -64,11 +64,11 @@ def _load_tracer() -> Any:
                 except ImportError:
                     _tracer = None
                 else:
-                    import skillrt
+                    from skillrt.version import __version__
 
                     global _trace_api
                     _trace_api = trace
-                    _tracer = trace.get_tracer(TRACER_NAME, str(skillrt.__version__))
+                    _tracer = trace.get_tracer(TRACER_NAME, __version__)
     return _tracer
 
 

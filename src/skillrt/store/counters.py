@@ -1,9 +1,11 @@
-"""Per-skill counters (T2): how often a skill was routed, selected, run, and succeeded.
+"""Per-skill counters (T2) as the stages use them: how often a skill was routed,
+selected, run, and succeeded.
 
-The router reads them for the ``success_rate`` term and cold-start damping; the
-dispatcher calls :func:`record_execution` after each run. The store keeps them
+The router reads them (:func:`skill_stats`) for the ``success_rate`` term and cold-start
+damping; execution counts each run (:func:`record_execution`). The store keeps them
 (:attr:`Store.stats <skillrt.store.base.Store.stats>`), keyed by qualified skill name;
 route counts are added with the route events (:mod:`skillrt.telemetry.events`).
+Counters that cannot be read or written cost a :class:`TelemetryWarning`, never a route.
 """
 
 from __future__ import annotations
@@ -12,22 +14,33 @@ import threading
 import time
 import weakref
 from collections.abc import Iterable
+from typing import Protocol
 
 from skillrt.errors import StoreError, StoreUnavailable
-from skillrt.skills.model import Skill
 from skillrt.store.base import Store
 from skillrt.store.stats import SkillStats
 
-__all__ = ["SkillStats", "record_execution", "skill_stats"]
+__all__ = ["SkillStats", "TelemetryWarning", "record_execution", "skill_stats"]
 
 
-def _name(skill: Skill | str) -> str:
-    return skill.qualified_name if isinstance(skill, Skill) else skill
+class TelemetryWarning(RuntimeWarning):
+    """A route event or stats update could not be written; the route itself is unaffected."""
+
+
+class _Named(Protocol):
+    """A skill (:class:`skillrt.skills.model.Skill`): counted by its qualified name."""
+
+    @property
+    def qualified_name(self) -> str: ...
+
+
+def _name(skill: _Named | str) -> str:
+    return skill if isinstance(skill, str) else skill.qualified_name
 
 
 def record_execution(
     store: Store,
-    skill: Skill | str,
+    skill: _Named | str,
     *,
     success: bool,
     latency_ms: float = 0.0,
