@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from skillrt.invocation.results import CommandOutcome, Completion, Resolution, Surface
     from skillrt.loading.report import LoadReport, LoadResult
     from skillrt.orchestration.events import Checkpoint, Observer
-    from skillrt.orchestration.protocol import RunnerFactory
     from skillrt.orchestration.service import ResumeOptions, StartOptions, Workflows
+    from skillrt.orchestration.settings import RunnerFactory
     from skillrt.orchestration.status import RunSummary, WorkflowStatus
     from skillrt.routing.plan import ActivationPlan, RouteResult
     from skillrt.routing.router import Router
@@ -84,7 +84,7 @@ _EXPORTS = {
     "RunSkillResult": "skillrt.dispatch.model",
     "RunSummary": "skillrt.orchestration.status",
     "Runner": "skillrt.execution.base",
-    "RunnerFactory": "skillrt.orchestration.protocol",
+    "RunnerFactory": "skillrt.orchestration.settings",
     "RunnerOptions": "skillrt.execution.options",
     "RunnerResult": "skillrt.execution.base",
     "RuntimeConfig": "skillrt.config",

@@ -18,7 +18,8 @@ from skillrt.errors import (
 )
 from skillrt.orchestration.events import COMPLETE_MARKER, WorkflowEvent
 from skillrt.orchestration.fsm import PhaseState, RunState
-from skillrt.orchestration.protocol import EngineSettings, WorkflowEngine
+from skillrt.orchestration.protocol import WorkflowEngine
+from skillrt.orchestration.settings import EngineSettings
 from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec, load_workflow_spec
 from skillrt.orchestration.state import WorkflowStore
 from skillrt.orchestration.status import RunSummary, WorkflowStatus

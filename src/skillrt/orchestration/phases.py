@@ -54,7 +54,7 @@ from skillrt.orchestration.spec import PhaseSpec, WorkflowSpec
 from skillrt.orchestration.state import PhaseRecord, RunRecord, WorkflowStore
 
 if TYPE_CHECKING:
-    from skillrt.orchestration.protocol import EngineSettings, RunnerFactory
+    from skillrt.orchestration.settings import EngineSettings, RunnerFactory
 
 __all__ = ["PhaseSteps", "RunnerSlot", "file_io"]
 

@@ -22,7 +22,6 @@ import functools
 import hashlib
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +65,7 @@ from skillrt.orchestration.learnings import (
 )
 from skillrt.orchestration.memory import MemoryFolder, context_file_name, summary_file_name
 from skillrt.orchestration.phases import PhaseSteps, RunnerSlot, file_io
+from skillrt.orchestration.settings import EngineSettings, RunnerFactory
 from skillrt.orchestration.spec import WorkflowSpec, load_workflow_spec
 from skillrt.orchestration.state import (
     LeaseKeeper,
@@ -77,8 +77,6 @@ from skillrt.orchestration.state import (
 __all__ = ["EngineSettings", "Mode", "RunnerFactory", "WorkflowEngine", "new_run_id"]
 
 Mode = Literal["runner", "manual"]
-#: Builds a runner from the spec a run saved (``{"kind": "command", "runner_cmd": ...}``).
-RunnerFactory = Callable[[Mapping[str, Any]], Runner]
 
 #: Errors that say nothing about the run itself: the run is left as it was.
 _NOT_BLOCKING = (WorkflowBusy, WorkflowIllegalTransition, WorkflowNotFound, WorkflowRunnerRequired)
@@ -88,25 +86,6 @@ _NEXT_STEP = {s.requires: s.number for s in STEPS}
 
 def new_run_id() -> str:
     return f"wf-{uuid.uuid4().hex[:12]}"
-
-
-@dataclass(frozen=True)
-class EngineSettings:
-    """The engine's knobs, resolved from ``OrchestrationConfig`` by the runtime."""
-
-    memory_dir: Path
-    learnings_dir: Path
-    default_timeout_s: float | None = None
-    max_memory_file_bytes: int = 1_000_000
-    max_context_file_chars: int = 40_000
-    max_learnings_chars: int = 12_000
-    merge_learnings: bool = True
-    #: Where domain learnings are kept; None: ``<run's learnings_dir>/<domain>.md``.
-    learnings: LearningsBook | None = None
-    #: Seconds a resume waits for a live earlier agent that writes files to finish.
-    orphan_wait_s: float = 10.0
-    #: Seconds between SIGTERM and SIGKILL when an earlier agent is ended.
-    kill_grace_s: float = 1.0
 
 
 class WorkflowEngine(PhaseSteps):

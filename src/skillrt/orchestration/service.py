@@ -22,7 +22,8 @@ from skillrt.orchestration.agents import PhaseAgents
 from skillrt.orchestration.domains import DomainClassifier
 from skillrt.orchestration.events import Checkpoint, Observer
 from skillrt.orchestration.learnings_store import StoreLearnings
-from skillrt.orchestration.protocol import EngineSettings, Mode, RunnerFactory, WorkflowEngine
+from skillrt.orchestration.protocol import Mode, WorkflowEngine
+from skillrt.orchestration.settings import EngineSettings, RunnerFactory
 from skillrt.orchestration.spec import CONFIG_FILENAME
 from skillrt.orchestration.state import WorkflowStore
 from skillrt.orchestration.status import RunSummary, WorkflowStatus, run_status, summary

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillrt.routing.signals import SignalInput, request_signals
 from skillrt.routing.text import terms
+from skillrt.routing.topk import kth, top
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,30 +203,3 @@ def relative_lexical(lex_norm: NDArray[np.float32]) -> NDArray[np.float32]:
     scale = max(float(lex_norm.max()), LEXICAL_FLOOR)
     out: NDArray[np.float32] = (lex_norm / np.float32(scale)).astype(np.float32)
     return out
-
-
-def top(values: Any, k: int) -> list[int]:
-    """Indices of the ``k`` largest values, best first (ties: lower index first)."""
-    import numpy as np
-
-    n = len(values)
-    if n == 0 or k <= 0:
-        return []
-    if k >= n:
-        order = np.argsort(-values, kind="stable")
-    else:
-        part = np.argpartition(-values, k - 1)[:k]
-        order = part[np.lexsort((part, -values[part]))]
-    return [int(i) for i in order]
-
-
-def kth(values: Any, k: int) -> float:
-    """The k-th largest value (the smallest value when there are fewer than k)."""
-    import numpy as np
-
-    n = len(values)
-    if n == 0:
-        return float("inf")
-    if k >= n:
-        return float(np.min(values))
-    return float(np.partition(values, n - k)[n - k])

@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 
 from skillrt.routing.candidate import Candidate
 from skillrt.routing.directives import Directives, find_directives
-from skillrt.routing.evidence import Evidence, kth, top
+from skillrt.routing.evidence import Evidence
 from skillrt.routing.history import is_follow_up
 from skillrt.routing.text import terms
+from skillrt.routing.topk import kth, top
 
 if TYPE_CHECKING:
     import numpy as np

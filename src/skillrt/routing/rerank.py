@@ -89,7 +89,7 @@ def apply_rerank(
     """
     import numpy as np
 
-    from skillrt.routing.evidence import top
+    from skillrt.routing.topk import top
 
     best = top(fused, reranker.depth)
     raw = reranker.score(query, rows[best])

@@ -10,12 +10,9 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from skillrt.skills.model import Skill
-
-if TYPE_CHECKING:
-    from skillrt.skills.registry import SkillRegistry
 
 OPEN, CLOSE = "<available_skills>", "</available_skills>"
 
@@ -86,8 +83,14 @@ def render_skills(
     )
 
 
+class EnabledSkills(Protocol):
+    """What the catalogue reads of a registry (:class:`skillrt.skills.registry.SkillRegistry`)."""
+
+    def enabled_skills(self) -> list[Skill]: ...
+
+
 def render_catalog(
-    registry: SkillRegistry, *, budget: int | None = None, usage: Mapping[str, int] | None = None
+    registry: EnabledSkills, *, budget: int | None = None, usage: Mapping[str, int] | None = None
 ) -> Catalog:
     """The catalogue of a registry's enabled, model-invocable skills."""
     skills = [s for s in registry.enabled_skills() if not s.disable_model_invocation]

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.store.base import Store
-    from skillrt.telemetry.events import RouteEvent
+    from skillrt.store.routes import RouteEvent
 
 __all__ = ["MAX_OUTBOX_EVENTS", "Outbox", "outbox_for"]
 
@@ -58,7 +58,7 @@ def _encode(event: RouteEvent, candidates: Sequence[str]) -> str:
 
 
 def _decode(line: str) -> Item:
-    from skillrt.telemetry.events import RouteEvent
+    from skillrt.store.routes import RouteEvent
 
     data = json.loads(line)
     fields = dict(data["event"])
