@@ -491,6 +491,11 @@ class RuntimeConfig:
 
     project_dir: Path = Path(".")
     state_dir: ConfigPath = Path(".skillrt")
+    #: Where this machine's derived caches live (parsed skills, vectors, the saved
+    #: routing index): ``<cache_dir>/cache.db``. None: in the state (``state.db``; a
+    #: server store's in ``<state_dir>/cache.db``). The prompt hook, ``install`` and the
+    #: daemon a hook starts use the user's cache folder, which every project shares.
+    cache_dir: ConfigPath | None = None
     state: StateConfig = field(default_factory=StateConfig)
     discovery: DiscoveryConfig = field(default_factory=DiscoveryConfig)
     limits: LoaderLimits = field(default_factory=LoaderLimits)
@@ -508,8 +513,8 @@ class RuntimeConfig:
 
     @property
     def cache_db(self) -> Path:
-        """This machine's derived caches when the state is on a server."""
-        return self.state_dir / "cache.db"
+        """This machine's derived caches when they are not in ``state.db``."""
+        return (self.cache_dir or self.state_dir) / "cache.db"
 
     @property
     def state_location(self) -> str:
@@ -558,6 +563,9 @@ class RuntimeConfig:
         values: dict[str, Any] = {"project_dir": base, "state_dir": base / ".skillrt"}
         if "state_dir" in data:
             values["state_dir"] = validate(ConfigPath, data.pop("state_dir"), "state_dir", base)
+        if data.get("cache_dir") is not None:
+            values["cache_dir"] = validate(ConfigPath, data.pop("cache_dir"), "cache_dir", base)
+        data.pop("cache_dir", None)
         values["discovery"] = _discovery(discovery_raw, base)
         section_types: dict[str, type[Any]] = {
             "state": StateConfig,
