@@ -249,6 +249,20 @@ class RoutingConfig:
     #: something, when its own calibrated probability of being needed there (beside the
     #: skills already planned; docs/routing.md) reaches this.
     companion_threshold: float = 0.9
+    #: Pointers (docs/routing.md, *Pointers*): when the decision is uncertain, the route
+    #: names up to two more skills the user's model may load itself (name, why, how to
+    #: load; never a body). False: no pointers anywhere.
+    pointers: bool = True
+    #: A runner-up of the primary skill is pointed to when its total is at least this
+    #: share of the primary's (the softmax odds that it is the right one)...
+    pointer_runner_up: float = 0.5
+    #: ... or this share, when its document is at least ``pointer_similar`` like the
+    #: primary's (a near neighbour). Every pointer needs at least this share.
+    pointer_floor: float = 0.1
+    pointer_similar: float = 0.5
+    #: A clause's best skill that stays under ``companion_threshold`` is pointed to when
+    #: its probability of being needed there reaches this.
+    pointer_companion: float = 0.3
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

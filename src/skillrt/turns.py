@@ -11,6 +11,11 @@ For one message (SPEC I2-I4, R1, L5; seed 004 §4):
    history) and records its T1 event; each skill of the plan that is enabled and may be
    invoked by a model is injected. An empty plan injects nothing at all.
 
+When the route points to skills beside its plan (docs/routing.md, *Pointers*), the
+context ends with one line per pointer (its name, why, and ``skillrt show NAME`` to load
+it): the model weighs them itself; no body is injected for them. Only skills the
+registry holds, enabled and invocable by a model, are pointed to.
+
 Each injected skill is the line ``Using skill: <name>`` followed by its injection block,
 the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``budget``
 characters: when it does not, each body gets a share of what is left after the header
@@ -62,6 +67,8 @@ class TurnContext:
     routing_reason: str | None = None
     #: True when a body was fitted or cut to stay within the budget.
     truncated: bool = False
+    #: Skills named beside the plan for the model to weigh: ``{"name", "why", "load"}``.
+    pointers: tuple[dict[str, str], ...] = ()
     #: The route behind a ``source="route"`` turn (not serialised).
     _route: RouteResult | None = field(default=None, repr=False, compare=False)
 
@@ -78,6 +85,7 @@ class TurnContext:
             route_id=data.get("route_id"),
             routing_reason=data.get("routing_reason"),
             truncated=bool(data.get("truncated")),
+            pointers=tuple(dict(p) for p in data.get("pointers") or ()),
         )
 
 
@@ -115,9 +123,46 @@ def build_turn_context(
             if name == result.plan.primary:
                 primary = skill.qualified_name
     ctx = _assemble(runtime, names, budget, "route" if names else "none", primary=primary)
+    pointers = _pointers(runtime, result, budget - len(ctx.text)) if ctx.skills else ()
+    text = ctx.text
+    if pointers:
+        text += (
+            "\n\n"
+            + POINTER_HEAD
+            + "".join(f"\n- {p['name']}: {p['why']} (load: `{p['load']}`)" for p in pointers)
+        )
     return dataclasses.replace(
-        ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
+        ctx,
+        text=text,
+        pointers=pointers,
+        route_id=result.route_id,
+        routing_reason=result.routing_reason,
+        _route=result,
     )
+
+
+POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits the request):"
+
+
+def _pointers(runtime: SkillRuntime, result: RouteResult, room: int) -> tuple[dict[str, str], ...]:
+    """The route's pointers to skills a model may load, as many as fit in ``room``."""
+    registry = runtime.registry
+    out: list[dict[str, str]] = []
+    used = len(POINTER_HEAD) + 2
+    for p in result.pointers:
+        try:
+            skill = registry.get(p.name)
+        except SkillrtError:
+            continue  # a catalogue-only skill: nothing to load
+        if not registry.is_enabled(skill) or skill.disable_model_invocation:
+            continue
+        item = {"name": skill.qualified_name, "why": p.why, "load": p.load}
+        line = len(item["name"]) + len(item["why"]) + len(item["load"]) + 16
+        if used + line > room:
+            break
+        used += line
+        out.append(item)
+    return tuple(out)
 
 
 def _assemble(

@@ -135,6 +135,11 @@ def decide(
         max_parallel=cfg.max_parallel_skills,
         overlap_threshold=overlap_threshold(cfg, model),
         needed=lambda seen: model.companion(companion_signals(seen)),
+        pointers=cfg.pointers,
+        pointer_runner_up=cfg.pointer_runner_up,
+        pointer_floor=cfg.pointer_floor,
+        pointer_similar=cfg.pointer_similar,
+        pointer_companion=cfg.pointer_companion,
     )
     outcome = build_plan(
         candidates,

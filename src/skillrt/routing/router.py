@@ -191,7 +191,9 @@ class Router:
         index = self.index
         query = well_formed(query)  # a lone surrogate would crash the tokenizer
         full_query, query = query, query[:MAX_QUERY_CHARS]
-        directives = find_directives(query, index.resolve_key)
+        directives = find_directives(
+            query, index.resolve_key, resolve_variant=index.resolve_variant
+        )
         rows = None
         if candidates is not None:
             rows, unknown_names = index.rows_for(candidates)
@@ -286,6 +288,7 @@ class Router:
             candidates=tuple(c.scored() for c in decision.candidates),
             latency_ms=(time.perf_counter() - started) * 1000.0,
             config_id=config_id,
+            pointers=decision.outcome.pointers,
         )
 
     # -- internals -------------------------------------------------------------------
