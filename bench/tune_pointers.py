@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
+from dev_data import ALL_REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery
@@ -90,7 +90,7 @@ def main() -> None:
     ap.add_argument("--queries", type=Path, action="append")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
-    queries = queries_of(args.queries or REAL_QUERIES)
+    queries = queries_of(args.queries or ALL_REAL_QUERIES)
     store = Store(args.cache / "vectors.db")
     router = Router.from_skills(
         real_skills(args.datasets, args.corpora),

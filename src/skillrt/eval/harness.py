@@ -29,8 +29,8 @@ Metrics (fractions in 0..1):
   ``pointer_precision`` (pointers that are expected or ``also_ok``, over all pointers)
   and ``covered_or_pointed_rate`` (queries with several expected skills whose every
   part is planned or pointed to, as ``covered_rate`` counts them).
-* ``by_style``: these metrics per query ``style`` (a key of the query lines, such as
-  ``short``, ``long``, ``multi-short``, ``single-crowded``, ``no-skill``).
+* ``by_style``: these metrics (and ``hit_at_5``) per query ``style`` (a key of the query
+  lines, such as ``short``, ``long``, ``multi-short``, ``single-crowded``, ``no-skill``).
 * ``latency_ms``: the router's own time per query with the query vector given (all
   queries are embedded up front, in batches); ``embed_ms_per_query`` is that batch
   embedding time divided by the number of queries.
@@ -425,6 +425,7 @@ def style_metrics(outcomes: Sequence[QueryOutcome]) -> dict[str, float | None]:
     return {
         "queries": float(len(outcomes)),
         "hit_at_1": _ratio(sum(o.hit_at(1) for o in wanted), len(wanted)),
+        "hit_at_5": _ratio(sum(o.hit_at(5) for o in wanted), len(wanted)),
         **injection_metrics(outcomes),
         "no_skill_recall": _ratio(sum(not o.selected for o in none), len(none)),
     }
