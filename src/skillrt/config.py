@@ -249,6 +249,10 @@ class RoutingConfig:
     #: something, when its own calibrated probability of being needed there (beside the
     #: skills already planned; docs/routing.md) reaches this.
     companion_threshold: float = 0.9
+    #: The reader (docs/routing.md, *The reader*): a learned second reranker that reads
+    #: the request against the best candidates' texts and reorders them. Off unless its
+    #: weights measured a gain (docs/evaluation.md, *The reader*).
+    reader: bool = False
     #: Pointers (docs/routing.md, *Pointers*): when the decision is uncertain, the route
     #: names up to two more skills the user's model may load itself (name, why, how to
     #: load; never a body). False: no pointers anywhere.

@@ -77,6 +77,9 @@ class Router:
         surface: Default surface of a route (``cli``, ``library``, ``mcp``...).
         reranker: The second stage (default: token matching when the index has token
             states; see :mod:`skillrt.routing.rerank`).
+        reader: A reranker after it, on the whole request (default: the shipped reader
+            when ``config.reader`` is on and the index is semantic; see
+            :mod:`skillrt.routing.reader`).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Router:
         routing_for: Callable[[str], tuple[str, RoutingConfig]] | None = None,
         surface: str = "library",
         reranker: Reranker | None = None,
+        reader: Reranker | None = None,
     ) -> None:
         self.index = index
         self.config = config or RoutingConfig()
@@ -104,6 +108,9 @@ class Router:
         self.reranker = reranker
         self._models: dict[int, ScoreModel] = {}
         self._backend_name = index.backend.name if index.backend is not None else None
+        if reader is None and self.config.reader and index.semantic is not None:
+            reader = _default_reader(index, self._model(self.config))
+        self.reader = reader
         self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -241,6 +248,7 @@ class Router:
                 rerank_query=RerankQuery(text, vector, toks),
                 semantic=sem,
                 clause=n > 0,
+                reader=self.reader if n == 0 else None,
             )
             for n, (text, vector, toks, sem) in enumerate(
                 zip(texts, vectors, tokens, semantic, strict=True)
@@ -335,6 +343,15 @@ class Router:
 
             warnings.warn(f"skill stats unavailable: {exc}", TelemetryWarning, stacklevel=3)
             return {}
+
+
+def _default_reader(index: RouterIndex, model: ScoreModel) -> Reranker | None:
+    """The shipped reader over ``index`` (None when the package has no weights)."""
+    from skillrt.routing.reader import DEFAULT_WEIGHTS, ReaderModel, ReaderReranker
+
+    if not DEFAULT_WEIGHTS.is_file():
+        return None
+    return ReaderReranker(index, model, ReaderModel.load(DEFAULT_WEIGHTS))
 
 
 def _snapshot_at(
