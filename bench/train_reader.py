@@ -97,6 +97,11 @@ def collect(args: argparse.Namespace) -> tuple[Lists, Lists, list[str]]:
     saved = args.cache / f"reader-{DATA_VERSION}-{args.depth}-{args.per_skill}.pkl"
     if saved.exists():
         data: tuple[Lists, Lists, list[str]] = pickle.loads(saved.read_bytes())
+        for lists in data[:2]:  # a cache from before the fused columns: the router's own
+            for n, x in enumerate(lists.x):
+                if x.shape[1] == len(FEATURES) - 2:
+                    f = lists.fused[n][:, None]
+                    lists.x[n] = np.concatenate([x, f, f - f.max()], axis=1)
         return data
     skills = real_skills(args.datasets, args.corpora)
     store = Store(args.cache / "vectors.db")
@@ -149,6 +154,8 @@ def collect(args: argparse.Namespace) -> tuple[Lists, Lists, list[str]]:
 
 
 def init(n_in: int, hidden: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    if not hidden:  # linear
+        return {"w1": np.zeros((n_in, 0)), "b1": np.zeros(0), "w2": np.zeros(n_in)}
     return {
         "w1": rng.normal(0, 1 / np.sqrt(n_in), (n_in, hidden)),
         "b1": np.zeros(hidden),
@@ -157,6 +164,8 @@ def init(n_in: int, hidden: int, rng: np.random.Generator) -> dict[str, np.ndarr
 
 
 def forward(p: dict[str, np.ndarray], x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if not p["w1"].shape[1]:
+        return x @ p["w2"], x
     h = np.tanh(x @ p["w1"] + p["b1"])
     return h @ p["w2"], h
 
@@ -183,12 +192,13 @@ def train(
             prob = e / e.sum(axis=1, keepdims=True)
             target = gb / gb.sum(axis=1, keepdims=True)
             ds = (prob - target) / len(idx)  # d loss / d score
-            grads = {
-                "w2": np.einsum("bd,bdh->h", ds, h) + l2 * p["w2"],
-            }
-            dh = ds[:, :, None] * p["w2"][None, None, :] * (1 - h**2)
-            grads["w1"] = np.einsum("bdf,bdh->fh", xb, dh) + l2 * p["w1"]
-            grads["b1"] = dh.sum(axis=(0, 1))
+            grads = {"w2": np.einsum("bd,bdh->h", ds, h) + l2 * p["w2"]}
+            if p["w1"].shape[1]:
+                dh = ds[:, :, None] * p["w2"][None, None, :] * (1 - h**2)
+                grads["w1"] = np.einsum("bdf,bdh->fh", xb, dh) + l2 * p["w1"]
+                grads["b1"] = dh.sum(axis=(0, 1))
+            else:
+                grads["w1"], grads["b1"] = p["w1"], p["b1"]
             step += 1
             for k in p:
                 m[k] = b1 * m[k] + (1 - b1) * grads[k]
@@ -197,6 +207,14 @@ def train(
                 vh = v[k] / (1 - b2**step)
                 p[k] -= lr * mh / (np.sqrt(vh) + 1e-8)
     return p
+
+
+GAINS = (0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 100.0)
+
+
+def blend(fused: np.ndarray, reader: np.ndarray, gain: float) -> np.ndarray:
+    """What the router ranks by: its fused score plus ``gain`` x the centred reader."""
+    return fused + gain * (reader - reader.mean(axis=1, keepdims=True))
 
 
 def stack(lists: Lists, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -218,13 +236,20 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=16)
     ap.add_argument("--epochs", type=int, default=60)
     ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument(
+        "--features",
+        default=",".join(FEATURES),
+        help="the features the model reads (the others weigh 0), comma-separated",
+    )
     ap.add_argument("--write", type=Path, help="write the weights trained on every pseudo-request")
+    ap.add_argument("--gain", type=float, default=0.05, help="the gain written with --write")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     started = time.time()
     pseudo, dev, names = collect(args)
     print(f"{len(pseudo.x)} pseudo-request lists, {len(dev.x)} dev requests "
           f"({time.time() - started:.0f}s)")  # fmt: skip
+    use = np.asarray([name in args.features.split(",") for name in FEATURES], dtype=float)
     rng = np.random.default_rng(args.seed)
     half = {n: int(b) for n, b in zip(names, rng.integers(0, 2, len(names)), strict=True)}
     pseudo_ok = np.asarray([g.any() for g in pseudo.gold])
@@ -239,7 +264,7 @@ def main() -> None:
         train_on = pseudo_ok & np.asarray([half[s] != h for s in pseudo.skill])
         xt, gt, _ = stack(pseudo, train_on)
         mean = xt.reshape(-1, xt.shape[2]).mean(axis=0)
-        scale = xt.reshape(-1, xt.shape[2]).std(axis=0) + 1e-6
+        scale = (xt.reshape(-1, xt.shape[2]).std(axis=0) + 1e-6) / use.clip(1e-9)
         params = train((xt - mean) / scale, gt, hidden=args.hidden, epochs=args.epochs,
                        seed=args.seed)  # fmt: skip
         mine = np.asarray([half.get(s, h) == h for s in dev.skill])
@@ -247,8 +272,9 @@ def main() -> None:
         pseudo_held = pseudo_ok & ~train_on
         xh, gh, fh = stack(pseudo, pseudo_held)
         ph = forward(params, (xh - mean) / scale)[0]
+        curve = "  ".join(f"{g}: {hit1(blend(fh, ph, g), gh):.3f}" for g in GAINS)
         print(f"half {h}: trained on {int(train_on.sum())} lists; held-out pseudo hit@1 "
-              f"router {hit1(fh, gh):.3f} reader {hit1(ph, gh):.3f}")  # fmt: skip
+              f"by gain {curve}")  # fmt: skip
     kinds = sorted(set(dev.kind))
     groups = {"one-need (short/long/crowded)": {"short", "long", "single-crowded"},
               "implicit": {"implicit"}}  # fmt: skip
@@ -257,26 +283,23 @@ def main() -> None:
         if not keep.any():
             continue
         g, f, r = g_all[keep], f_all[keep], reader_scores[keep]
-        z = (r - r.mean(axis=1, keepdims=True)) / (r.std(axis=1, keepdims=True) + 1e-6)
-        fz = (f - f.mean(axis=1, keepdims=True)) / (f.std(axis=1, keepdims=True) + 1e-6)
-        line = f"{label:32s} n={int(keep.sum()):3d} router {hit1(f, g):.3f} reader {hit1(r, g):.3f}"
-        for a in (0.25, 0.5, 1.0):
-            line += f"  blend {a}: {hit1(fz + a * z, g):.3f}"
-        print(line)
+        curve = "  ".join(f"{a}: {hit1(blend(f, r, a), g):.3f}" for a in GAINS)
+        print(f"{label:30s} n={int(keep.sum()):3d} hit@1 by gain (0: the router) {curve}")
     del kinds
     if args.write:
         xt, gt, _ = stack(pseudo, pseudo_ok)
         mean = xt.reshape(-1, xt.shape[2]).mean(axis=0)
-        scale = xt.reshape(-1, xt.shape[2]).std(axis=0) + 1e-6
+        scale = (xt.reshape(-1, xt.shape[2]).std(axis=0) + 1e-6) / use.clip(1e-9)
         params = train((xt - mean) / scale, gt, hidden=args.hidden, epochs=args.epochs,
                        seed=args.seed)  # fmt: skip
-        body = {
+        body: dict[str, Any] = {
             "features": list(FEATURES),
             "mean": mean.tolist(),
             "scale": scale.tolist(),
             "hidden_weights": params["w1"].tolist(),
             "hidden_bias": params["b1"].tolist(),
             "out_weights": params["w2"].tolist(),
+            "gain": args.gain,
         }
         digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         body["card"] = {

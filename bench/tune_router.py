@@ -299,20 +299,13 @@ def top_rows(s: Split, fusion: Fusion) -> tuple[np.ndarray, np.ndarray, np.ndarr
     scores, neutral = fusion.both(s)
     best = np.argmax(scores, axis=1)
     at = np.arange(len(best))
-    ordered = -np.sort(-np.where(np.isfinite(scores), scores, -1e9), axis=1)
-    lead = ordered[:, 0] - (ordered[:, 1] if ordered.shape[1] > 1 else 0.0)
     assert s.texts is not None
     scope, lexical = neutral.max(axis=1), s.lex[fusion.fields][at, best]
     body = s.body[at, best]
     rows = [
         request_signals(
             SignalInput(
-                text,
-                float(scope[n]),
-                float(lexical[n]),
-                float(s.unknown[n]),
-                float(body[n]),
-                float(lead[n]),
+                text, float(scope[n]), float(lexical[n]), float(s.unknown[n]), float(body[n])
             )
         )
         for n, text in enumerate(s.texts)

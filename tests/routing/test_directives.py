@@ -48,6 +48,8 @@ def test_one_word_names_questions_and_mere_mentions_force_nothing() -> None:
     assert not directives("is systematic debugging worth it for flaky tests?").forced
     assert not directives("systematic debugging found nothing, fix the parser").forced
     assert not directives("use systematic tools to debug it").forced
+    # A long document's "use X" is content, not the user's instruction.
+    assert not directives("use systematic debugging. " + "log line\n" * 300).forced
     # "do" with an article is the everyday noun, not the process's name.
     assert not directives("do a test driven development pass").forced
 

@@ -9,7 +9,9 @@
   name may be written with spaces or as a close variant (each word through the router's
   light stemmer: "writing plan" for ``writing-plans``). A one-word name ("use docker")
   is an everyday word and still needs "skill" or ``$``; a question ("should I use test
-  driven development here?") asks about the process, it does not ask for it.
+  driven development here?") asks about the process, it does not ask for it; nor does a
+  document of over 2,000 characters (a pasted system prompt telling an agent to "use the
+  send_message function").
 * "don't use X", "do not use the X skill", "without X", "不要用 X" exclude it (a name of
   two words or more needs no "skill" here either).
 
@@ -65,6 +67,9 @@ _NAMED_NEGATION = re.compile(
 _NAME_WORD = re.compile(r"[^\W_][\w:./-]*")
 #: Words of a name read after a verb, at most.
 MAX_NAME_WORDS = 6
+#: A message longer than this is a document (a pasted prompt, a spec) read for what it is
+#: about: its "use X" are not the user's words to the router (the word "skill" still is).
+MAX_NAMED_USE_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,7 @@ def find_directives(
             qn = _resolve_capture(m.group("x"), resolve)
             if qn is not None:
                 excluded.setdefault(qn, m.group(0).strip())
-    if resolve_variant is not None:
+    if resolve_variant is not None and len(query) <= MAX_NAMED_USE_CHARS:
         _named_uses(norm, resolve_variant, forced, excluded)
     for qn in excluded:
         forced.pop(qn, None)

@@ -181,7 +181,7 @@ def gather(
         if index.has_body is not None:
             best_body = float(index.has_body[rows_arr[top2[0]]])
     signals = request_signals(
-        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body, best - second),
+        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body),
         clause=clause,
     )
     return Evidence(

@@ -74,6 +74,8 @@ FEATURES: tuple[str, ...] = (
     "question",
     "brevity",
     "length",
+    "fused",
+    "fused_gap",
 )
 
 
@@ -109,18 +111,28 @@ def features(
     lex = index.lexical.score(terms(query.text))
     out[:, col["lexical"]] = lex.norm[rows]
     out[:, col["lexical_relative"]] = lex.norm[rows] / max(float(lex.norm.max()), LEXICAL_FLOOR)
+    token_score = np.zeros(n, dtype=np.float32)
     if index.tokens is not None and query.tokens is not None and len(query.tokens):
         profile = index.tokens.profile(query.tokens, rows, TOKEN_LEVELS)
         first = col["tokens_query"]
         out[:, first : first + profile.shape[1]] = profile
+        token_score = index.tokens.score(query.tokens, rows)
+    body = np.zeros(n, dtype=bool)
     if index.has_body is not None:
-        out[:, col["has_body"]] = index.has_body[rows]
+        body = index.has_body[rows]
+        out[:, col["has_body"]] = body
+    # The router's own fused score of each row (evidence.gather, token rerank included).
+    lam = np.where(body, _or(model.body_lexical_weight, model.lexical_weight), model.lexical_weight)
+    tok = np.where(body, _or(model.body_token_weight, model.token_weight), model.token_weight)
+    combined = sem.combined if index.semantic is not None and query.vector is not None else 0.0
+    out[:, col["fused"]] = combined + lam * out[:, col["lexical_relative"]] + tok * token_score
     out[:, col["rank"]] = np.arange(n, dtype=np.float32) / max(1, n - 1)
     for name, source in (
         ("doc_gap", "doc"),
         ("section_gap", "section"),
         ("lexical_gap", "lexical_relative"),
         ("tokens_gap", "tokens_query"),
+        ("fused_gap", "fused"),
     ):
         values = out[:, col[source]]
         out[:, col[name]] = values - values.max()
@@ -132,9 +144,15 @@ def features(
     return out
 
 
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
 @dataclass(frozen=True)
 class ReaderModel:
-    """A one-hidden-layer network over standardised :data:`FEATURES`."""
+    """A one-hidden-layer network over standardised :data:`FEATURES` (no hidden layer:
+    a linear score, ``out_weights`` one per feature). Features a model does not use
+    have weight 0."""
 
     names: tuple[str, ...]
     mean: Sequence[float]

@@ -61,8 +61,6 @@ class SignalInput:
     unknown: float
     #: 1 when the best-ranked candidate's body is indexed, else 0.
     body: float = 0.0
-    #: How far the best-ranked candidate's fused score leads the second's.
-    lead: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -100,13 +98,6 @@ REQUEST_SIGNALS: tuple[RequestSignal, ...] = (
         "brevity",
         "how brief the whole message is (request_form.brevity)",
         lambda s: brevity(s.text),
-        on_clauses=False,
-    ),
-    RequestSignal(
-        "brief_lead",
-        "how far the best candidate leads the second, in a brief message (brevity x lead): "
-        "a short request that plainly names one skill's job is not a stray remark",
-        lambda s: brevity(s.text) * max(0.0, s.lead),
         on_clauses=False,
     ),
 )
