@@ -19,6 +19,7 @@ Only the chosen defaults are copied by hand into ``skillrt.config.RoutingConfig`
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
 import itertools
 from collections.abc import Sequence
@@ -43,7 +44,8 @@ def capture(router: Router, queries: Sequence[LabelledQuery]) -> list[dict[str, 
 
     def spy(candidates: Sequence[Any], **kw: Any) -> PlanOutcome:
         box.clear()
-        box.update(candidates=list(candidates), **kw)
+        # Copies: the decision rewrites each candidate's status after planning.
+        box.update(candidates=[copy.copy(c) for c in candidates], **kw)
         return build_plan(candidates, **kw)
 
     decide_module.build_plan = spy  # type: ignore[assignment]
@@ -63,7 +65,8 @@ def outcomes(
     for q, kw in zip(queries, seen, strict=True):
         args = dict(kw)
         cands = args.pop("candidates")
-        args["rules"] = dataclasses.replace(args["rules"], pointers=True, **rules)
+        rules.setdefault("pointers", True)
+        args["rules"] = dataclasses.replace(args["rules"], **rules)
         plan = build_plan(cands, **args)
         names = plan.plan.names
         primary = plan.plan.primary
@@ -122,6 +125,23 @@ def main() -> None:
             f"{m['pointer_rate'] or 0:6.3f} "
             f"{m['pointer_precision'] or 0:6.3f} {m['covered_or_pointed_rate'] or 0:7.3f} "
             f"{m['covered_rate'] or 0:7.3f} {sum(bool(o.pointers) for o in none):11d}"
+        )
+    print("\nbrief asks (pointers as configured):")
+    print(f"{'margin':>6s} {'lead':>5s} {'clean':>6s} {'inj.prec':>8s} {'ns P':>6s} {'ns R':>6s} "
+          f"{'look-alikes none':>16s} {'skill->none':>11s}")  # fmt: skip
+    for margin, lead in itertools.product((0.0, 0.05, 0.1, 0.15, 0.2), (0.05, 0.1, 0.2)):
+        outs = outcomes(queries, seen, pointers=True, ask_margin=margin, ask_lead=lead)
+        m = injection_metrics(outs)
+        none = [o for o in outs if not o.expected]
+        said_none = [o for o in outs if not o.selected]
+        alike = [o for o in none if o.style == "implicit-none"]
+        tp = sum(not o.expected for o in said_none)
+        print(
+            f"{margin:6.2f} {lead:5.2f} {m['clean_rate'] or 0:6.3f} "
+            f"{m['injected_precision'] or 0:8.3f} {tp / max(1, len(said_none)):6.3f} "
+            f"{tp / max(1, len(none)):6.3f} "
+            f"{sum(not o.selected for o in alike) / max(1, len(alike)):16.3f} "
+            f"{sum(bool(o.expected) for o in said_none):11d}"
         )
     store.close()
 

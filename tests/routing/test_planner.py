@@ -293,3 +293,25 @@ def test_pointers_are_at_most_two_and_never_for_forced_no_skill_or_switched_off(
     # Blocked skills and anti-trigger hits are never pointed to.
     blocked = [choice(0, 0.9), choice(1, 0.8, blocked=True), choice(2, 0.8, anti=["x"])]
     assert plan(blocked, rules=POINTING).pointers == ()
+
+
+ASKING_BRIEFLY = dataclasses.replace(RULES, brief_ask=True, ask_margin=0.15, ask_lead=0.1)
+
+
+def below(idx: int, total: float) -> Candidate:
+    return choice(idx, total, status="below_threshold", reason=f"total {total:.2f} < 0.65")
+
+
+def test_a_brief_ask_whose_best_skill_leads_widely_gets_it() -> None:
+    out = plan([below(0, 0.53), below(1, 0.01)], rules=ASKING_BRIEFLY)
+    assert out.plan.names == ("s0",)
+    assert out.reasons[0].startswith("a brief ask whose best skill leads by a wide margin")
+    # Not when the runner-up is close, the best is too far under, or it is not a brief ask.
+    assert plan([below(0, 0.53), below(1, 0.2)], rules=ASKING_BRIEFLY).plan.no_skill
+    assert plan([below(0, 0.45), below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
+    assert plan([below(0, 0.53), below(1, 0.01)], rules=RULES).plan.no_skill
+    # A gate (top-k, anti-trigger) is not lifted.
+    gated = choice(0, 0.6, status="below_threshold", reason="outside the semantic top-k")
+    assert plan([gated, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
+    anti = choice(0, 0.6, status="below_threshold", reason="total 0.60 < 0.65", anti=["x"])
+    assert plan([anti, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill

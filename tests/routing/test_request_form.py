@@ -177,3 +177,12 @@ def test_own_words_is_a_part_of_the_text(text: str) -> None:
 
     own = own_words(text)
     assert all(line in text for line in own.splitlines())
+
+
+def test_a_brief_ask_is_a_short_task_not_a_question() -> None:
+    from skillrt.routing.decide import brief_ask
+
+    assert brief_ask("write a failing test first for the new date parser before implementing it")
+    assert not brief_ask("which nmap flag is the UDP scan again?")
+    assert not brief_ask("thanks, merged")  # asks for nothing
+    assert not brief_ask("fix the parser " + "and its many callers " * 10)  # not brief

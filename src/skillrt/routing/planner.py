@@ -96,6 +96,12 @@ class PlanRules:
     #: A clause's best skill under the companion threshold is pointed to at this
     #: probability of being needed there (and ``pointer_floor`` of the primary's total).
     pointer_companion: float = 1.0
+    #: The request is a brief ask, not a question (``request_form``): a best candidate
+    #: within ``ask_margin`` under the threshold whose total is at least ``1 / ask_lead``
+    #: times the runner-up's is selected (its brevity alone kept it out).
+    brief_ask: bool = False
+    ask_margin: float = 0.0
+    ask_lead: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -139,7 +145,15 @@ def build_plan(
             reasons[c.idx] = f"forced by the user ({c.forced_words})"
     if not selected:
         passing = [c for c in usable if c.eligible and not c.forced]
-        if passing:
+        if not passing and rules.brief_ask and rules.ask_margin > 0:
+            clear = _clear_ask(usable, rules)
+            if clear is not None:
+                selected.append(clear)
+                reasons[clear.idx] = (
+                    f"a brief ask whose best skill leads by a wide margin ({clear.total:.2f}, "
+                    f"within {rules.ask_margin:.2f} of the threshold {rules.threshold:.2f})"
+                )
+        elif passing:
             pick = _tie_pick(passing)
             selected.append(pick)
             reasons[pick.idx] = "passes the threshold on the whole request"
@@ -202,6 +216,21 @@ def build_plan(
     return PlanOutcome(
         plan=plan, covered=covered, selected=tuple(selected), reasons=reasons, pointers=pointers
     )
+
+
+def _clear_ask(usable: Sequence[Candidate], rules: PlanRules) -> Candidate | None:
+    """The best candidate of a brief ask when it nearly passes and leads clearly."""
+    ranked = sorted((c for c in usable if not c.forced), key=lambda c: -c.total)
+    if not ranked:
+        return None
+    best = ranked[0]
+    # Only a total kept it out: not a gate (top-k, anti-trigger, safety).
+    if best.status != "below_threshold" or not best.reason.startswith("total") or best.anti:
+        return None
+    if best.total < rules.threshold - rules.ask_margin:
+        return None
+    runner_up = ranked[1].total if len(ranked) > 1 else 0.0
+    return best if runner_up <= rules.ask_lead * best.total else None
 
 
 def _pointers(

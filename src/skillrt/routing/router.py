@@ -276,6 +276,7 @@ class Router:
             clause_ev,
             directives,
             clauses=clauses,
+            query=query,
             model=model,
             cfg=cfg,
             stats=self._stats([c.name for c in pool.members.values()], cfg),
