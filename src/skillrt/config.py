@@ -256,9 +256,10 @@ class RoutingConfig:
     brief_ask_margin: float = 0.15
     brief_ask_lead: float = 0.1
     #: The reader (docs/routing.md, *The reader*): a learned second reranker that reads
-    #: the request against the best candidates' texts and reorders them. Off unless its
-    #: weights measured a gain (docs/evaluation.md, *The reader*).
-    reader: bool = False
+    #: the request against the best candidates' texts and reorders them, with the weights
+    #: of this file (``bench/train_reader.py --write``). None: no reader. No weights ship
+    #: with the package: the ones trained here did not gain (docs/evaluation.md).
+    reader_weights: ConfigPath | None = None
     #: Pointers (docs/routing.md, *Pointers*): when the decision is uncertain, the route
     #: names up to two more skills the user's model may load itself (name, why, how to
     #: load; never a body). False: no pointers anywhere.

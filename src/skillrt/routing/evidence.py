@@ -118,7 +118,8 @@ def gather(
     are scored in one pass, :meth:`SemanticIndex.score_many`). ``clause``: the text is
     one clause of a request (its form signals are left out). ``reader``: a second
     reranker after the first (:mod:`skillrt.routing.reader`), added with weight 1; it
-    reorders the best candidates, and P(scope)'s evidence is read before it.
+    reorders the best candidates; P(scope)'s fused evidence is read before it (the best
+    candidate's own signals, lexical and body, are those of the best after it).
     """
     import numpy as np
 

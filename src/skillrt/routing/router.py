@@ -77,8 +77,8 @@ class Router:
         surface: Default surface of a route (``cli``, ``library``, ``mcp``...).
         reranker: The second stage (default: token matching when the index has token
             states; see :mod:`skillrt.routing.rerank`).
-        reader: A reranker after it, on the whole request (default: the shipped reader
-            when ``config.reader`` is on and the index is semantic; see
+        reader: A reranker after it, on the whole request (default: the reader with
+            ``config.reader_weights`` when set and the index is semantic; see
             :mod:`skillrt.routing.reader`).
     """
 
@@ -108,8 +108,11 @@ class Router:
         self.reranker = reranker
         self._models: dict[int, ScoreModel] = {}
         self._backend_name = index.backend.name if index.backend is not None else None
-        if reader is None and self.config.reader and index.semantic is not None:
-            reader = _default_reader(index, self._model(self.config))
+        weights = self.config.reader_weights
+        if reader is None and weights is not None and index.semantic is not None:
+            from skillrt.routing.reader import ReaderModel, ReaderReranker
+
+            reader = ReaderReranker(index, self._model(self.config), ReaderModel.load(weights))
         self.reader = reader
         self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
@@ -344,15 +347,6 @@ class Router:
 
             warnings.warn(f"skill stats unavailable: {exc}", TelemetryWarning, stacklevel=3)
             return {}
-
-
-def _default_reader(index: RouterIndex, model: ScoreModel) -> Reranker | None:
-    """The shipped reader over ``index`` (None when the package has no weights)."""
-    from skillrt.routing.reader import DEFAULT_WEIGHTS, ReaderModel, ReaderReranker
-
-    if not DEFAULT_WEIGHTS.is_file():
-        return None
-    return ReaderReranker(index, model, ReaderModel.load(DEFAULT_WEIGHTS))
 
 
 def _snapshot_at(
