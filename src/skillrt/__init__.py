@@ -113,14 +113,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    # importlib.metadata costs ~40 ms to import: only pay for it when the version is asked.
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            value = version("skillrt")
-        except PackageNotFoundError:  # running from a source tree
-            value = "0.0.0+src"
+        value = _installed_version()
         globals()["__version__"] = value
         return value
     raise AttributeError(f"module 'skillrt' has no attribute {name!r}")
@@ -184,3 +178,34 @@ __all__ = [
     "Workflows",
     "__version__",
 ]
+
+
+def _installed_version() -> str:
+    """The installed distribution's version: read from its ``*.dist-info/METADATA`` on
+    ``sys.path`` (importlib.metadata costs ~40-90 ms to import, more than a whole MCP
+    handshake should take), else through importlib.metadata."""
+    import os
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("skillrt-") and name.endswith(".dist-info"):
+                try:
+                    with open(os.path.join(entry, name, "METADATA"), encoding="utf-8") as fh:
+                        for line in fh:
+                            if line.startswith("Version:"):
+                                return line.split(":", 1)[1].strip()
+                            if not line.strip():
+                                break
+                except OSError:
+                    continue
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skillrt")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0+src"

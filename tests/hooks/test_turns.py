@@ -110,3 +110,47 @@ def test_pointers_reach_the_turn_context_as_lines_never_bodies(
     quiet = SkillRuntime(RuntimeConfig(routing=off), roots=[root], persist=False)
     ctx = quiet.turn_context("parse the PDF invoices from march into line items and tax totals")
     assert ctx.pointers == () and "may also apply" not in ctx.text
+    # A skill already loaded in the conversation is not pointed to.
+    again = rt.turn_context(
+        "parse the PDF invoices from march into line items and tax totals", loaded=[other]
+    )
+    assert again.pointers == ()
+
+
+# -- each skill once per conversation (issue 27) --------------------------------------
+def test_a_skill_already_loaded_gets_a_reminder_not_its_body(runtime: SkillRuntime) -> None:
+    first = runtime.turn_context("please do a code review of my pr")
+    assert first.skills == ("code-review",) and "[Skill: code-review |" in first.text
+    again = runtime.turn_context("please do a code review of my pr", loaded=["code-review"])
+    assert again.skills == () and again.reminded == ("code-review",)
+    assert "[Skill: code-review |" not in again.text
+    assert again.text.count("\n") == 0 and "code-review" in again.text  # one line
+    other = runtime.turn_context("$sql-review check this", loaded=["code-review"])
+    assert other.skills == ("sql-review",) and other.reminded == ()  # others as usual
+    named = runtime.turn_context("$code-review again please", loaded=["code-review"])
+    assert named.reminded == ("code-review",) and "[Skill:" not in named.text
+
+
+def test_a_skill_that_fails_validation_is_not_injected(tmp_path: Path, make_skill: object) -> None:
+    from typing import Any, cast
+
+    make = cast(Any, make_skill)
+    root = tmp_path / "vskills"
+    # its name is not its folder's: NAME_DIR_MISMATCH, which `validate` fails
+    make("code-review", description="Review a pull request for bugs.", root=root,
+         triggers=["review my pr"], folder="review")  # fmt: skip
+    config = RuntimeConfig(routing=RoutingConfig(embedding_backend="none"))
+    rt = SkillRuntime(config, roots=[root], persist=False)
+    ctx = rt.turn_context("please review my pr")
+    assert ctx.text == "" and ctx.skills == ()
+    assert [e["code"] for e in ctx.errors] == ["NAME_DIR_MISMATCH"]
+
+
+def test_mention_messages_name_commands_that_exist_in_a_coding_agent() -> None:
+    from skillrt.invocation.messages import disabled, for_shell, no_match
+
+    assert (
+        for_shell(no_match("x"))
+        == "No skill named 'x'. Run `skillrt list` to see available skills."
+    )
+    assert for_shell(disabled("a")) == "Skill 'a' is disabled. Enable it with `skillrt enable a`."
