@@ -257,6 +257,31 @@ class RoutingConfig:
     #: something, when its own calibrated probability of being needed there (beside the
     #: skills already planned; docs/routing.md) reaches this.
     companion_threshold: float = 0.9
+    #: A brief ask (a short message asking for work, not a question) whose best skill
+    #: falls at most this much under the threshold, with the runner-up's total at most
+    #: ``brief_ask_lead`` of its own, is given that skill: brevity alone does not make it
+    #: "no skill" (docs/routing.md, *The plan*). 0 turns it off.
+    brief_ask_margin: float = 0.15
+    brief_ask_lead: float = 0.1
+    #: The reader (docs/routing.md, *The reader*): a learned second reranker that reads
+    #: the request against the best candidates' texts and reorders them, with the weights
+    #: of this file (``bench/train_reader.py --write``). None: no reader. No weights ship
+    #: with the package: the ones trained here did not gain (docs/evaluation.md).
+    reader_weights: ConfigPath | None = None
+    #: Pointers (docs/routing.md, *Pointers*): when the decision is uncertain, the route
+    #: names up to two more skills the user's model may load itself (name, why, how to
+    #: load; never a body). False: no pointers anywhere.
+    pointers: bool = True
+    #: A runner-up of the primary skill is pointed to when its total is at least this
+    #: share of the primary's (the softmax odds that it is the right one)...
+    pointer_runner_up: float = 1.0
+    #: ... or this share, when its document is at least ``pointer_similar`` like the
+    #: primary's (a near neighbour). Every pointer needs at least this share.
+    pointer_floor: float = 0.1
+    pointer_similar: float = 0.7
+    #: A clause's best skill that stays under ``companion_threshold`` is pointed to when
+    #: its probability of being needed there reaches this.
+    pointer_companion: float = 0.3
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

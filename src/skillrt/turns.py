@@ -15,6 +15,11 @@ A skill already ``loaded`` in the conversation (its block stands in the context 
 client keeps: the prompt hook reads that from the client's transcript) is not injected
 again: it gets one reminder line instead (:data:`REMINDER`).
 
+When the route points to skills beside its plan (docs/routing.md, *Pointers*), the
+context ends with one line per pointer (its name, why, and ``skillrt show NAME`` to load
+it): the model weighs them itself; no body is injected for them. Only skills the
+registry holds, enabled and invocable by a model and not already loaded, are pointed to.
+
 Each injected skill is the line ``Using skill: <name>`` followed by its injection block,
 the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``budget``
 characters: when it does not, each body gets a share of what is left after the header
@@ -72,6 +77,8 @@ class TurnContext:
     #: Skills of this turn already in the conversation's context: a reminder line each,
     #: no body.
     reminded: tuple[str, ...] = ()
+    #: Skills named beside the plan for the model to weigh: ``{"name", "why", "load"}``.
+    pointers: tuple[dict[str, str], ...] = ()
     #: The route behind a ``source="route"`` turn (not serialised).
     _route: RouteResult | None = field(default=None, repr=False, compare=False)
 
@@ -89,6 +96,7 @@ class TurnContext:
             routing_reason=data.get("routing_reason"),
             truncated=bool(data.get("truncated")),
             reminded=tuple(data.get("reminded") or ()),
+            pointers=tuple(dict(p) for p in data.get("pointers") or ()),
         )
 
 
@@ -144,9 +152,53 @@ def build_turn_context(
     )
     if invalid:
         ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
+    pointers: tuple[dict[str, str], ...] = ()
+    if ctx.skills or ctx.reminded:
+        pointers = _pointers(runtime, result, budget - len(ctx.text), loaded)
+    text = ctx.text
+    if pointers:
+        text += (
+            "\n\n"
+            + POINTER_HEAD
+            + "".join(f"\n- {p['name']}: {p['why']} (load: `{p['load']}`)" for p in pointers)
+        )
     return dataclasses.replace(
-        ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
+        ctx,
+        text=text,
+        pointers=pointers,
+        route_id=result.route_id,
+        routing_reason=result.routing_reason,
+        _route=result,
     )
+
+
+POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits the request):"
+
+
+def _pointers(
+    runtime: SkillRuntime, result: RouteResult, room: int, loaded: Collection[str] = ()
+) -> tuple[dict[str, str], ...]:
+    """The route's pointers to skills a model may load (not ``loaded`` already), as many
+    as fit in ``room``."""
+    registry = runtime.registry
+    out: list[dict[str, str]] = []
+    used = len(POINTER_HEAD) + 2
+    for p in result.pointers:
+        try:
+            skill = registry.get(p.name)
+        except SkillrtError:
+            continue  # a catalogue-only skill: nothing to load
+        if not registry.is_enabled(skill) or skill.disable_model_invocation:
+            continue
+        if skill.qualified_name in loaded:
+            continue  # already in the conversation's context
+        item = {"name": skill.qualified_name, "why": p.why, "load": p.load}
+        line = len(item["name"]) + len(item["why"]) + len(item["load"]) + 16
+        if used + line > room:
+            break
+        used += line
+        out.append(item)
+    return tuple(out)
 
 
 def _assemble(

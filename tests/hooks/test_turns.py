@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from skillrt.config import RoutingConfig, RuntimeConfig
 from skillrt.runtime import SkillRuntime
+from skillrt.serialize import to_jsonable
 from skillrt.turns import TurnContext, _shares
 
 
@@ -76,6 +78,43 @@ def test_the_primary_keeps_its_whole_body_before_the_plan_shares_the_rest(
     # Without a primary the two bodies share the budget: neither is whole.
     shared = _assemble(rt, ["first-skill", "second-skill"], budget, "route")
     assert whole not in shared.text and len(shared.text) <= budget
+
+
+def test_pointers_reach_the_turn_context_as_lines_never_bodies(
+    tmp_path: Path, make_skill: object
+) -> None:
+    root = tmp_path / "near"
+    make_skill(  # type: ignore[operator]
+        "invoice-parser",
+        description="Parse PDF invoices into line items, totals and tax.",
+        body="# Steps\n\nRead the invoice PDF and extract its line items.\n",
+        root=root,
+    )
+    make_skill(  # type: ignore[operator]
+        "receipt-parser",
+        description="Parse PDF receipts and invoices into totals and tax lines.",
+        body="# Steps\n\nRead the receipt PDF and extract totals.\n",
+        root=root,
+    )
+    loose = RoutingConfig(embedding_backend="none", pointer_runner_up=0.0, pointer_floor=0.0)
+    rt = SkillRuntime(RuntimeConfig(routing=loose), roots=[root], persist=False)
+    ctx = rt.turn_context("parse the PDF invoices from march into line items and tax totals")
+    assert len(ctx.skills) == 1
+    other = ({"invoice-parser", "receipt-parser"} - set(ctx.skills)).pop()
+    assert [p["name"] for p in ctx.pointers] == [other]
+    assert ctx.pointers[0]["load"] == f"skillrt show {other}"
+    assert f"- {other}: close runner-up" in ctx.text
+    assert f"Using skill: {other}" not in ctx.text
+    assert TurnContext.from_dict(to_jsonable(ctx)) == ctx
+    off = dataclasses.replace(loose, pointers=False)
+    quiet = SkillRuntime(RuntimeConfig(routing=off), roots=[root], persist=False)
+    ctx = quiet.turn_context("parse the PDF invoices from march into line items and tax totals")
+    assert ctx.pointers == () and "may also apply" not in ctx.text
+    # A skill already loaded in the conversation is not pointed to.
+    again = rt.turn_context(
+        "parse the PDF invoices from march into line items and tax totals", loaded=[other]
+    )
+    assert again.pointers == ()
 
 
 # -- each skill once per conversation (issue 27) --------------------------------------

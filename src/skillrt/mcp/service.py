@@ -118,6 +118,16 @@ def route_summary(data: dict[str, Any]) -> dict[str, Any]:
             }
             for c in data.get("candidates", [])[:SUMMARY_CANDIDATES]
         ],
+        # Skills the plan leaves out for the model to weigh (never a body): loaded here
+        # through load_skill, the client's own skill tool.
+        "pointers": [
+            {
+                "name": p.get("name"),
+                "why": p.get("why"),
+                "load": f"call load_skill with name {p.get('name')!r} if it fits",
+            }
+            for p in data.get("pointers", [])
+        ],
         "next": "call load_skill for each skill, in order"
         if plan.get("skills")
         else "no skill fits: answer without one",
