@@ -109,8 +109,13 @@ def build_turn_context(
     budget: int = DEFAULT_BUDGET,
     record: bool | None = None,
     loaded: Collection[str] = (),
+    client: str | None = None,
 ) -> TurnContext:
     """The context for ``prompt`` (see the module docstring).
+
+    ``client`` (the prompt hook's: claude-code, codex, gemini) says how its model loads
+    a pointed-to skill: the client's own skill tool for a skill in its folders, else
+    the SKILL.md file to read.
 
     ``record=False`` routes without writing the T1 event (the caller records it, as the
     daemon does through its background writer); ``surface`` labels that event.
@@ -154,7 +159,7 @@ def build_turn_context(
         ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
     pointers: tuple[dict[str, str], ...] = ()
     if ctx.skills or ctx.reminded:
-        pointers = _pointers(runtime, result, budget - len(ctx.text), loaded)
+        pointers = _pointers(runtime, result, budget - len(ctx.text), loaded, client)
     text = ctx.text
     if pointers:
         text += (
@@ -176,7 +181,11 @@ POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits
 
 
 def _pointers(
-    runtime: SkillRuntime, result: RouteResult, room: int, loaded: Collection[str] = ()
+    runtime: SkillRuntime,
+    result: RouteResult,
+    room: int,
+    loaded: Collection[str] = (),
+    client: str | None = None,
 ) -> tuple[dict[str, str], ...]:
     """The route's pointers to skills a model may load (not ``loaded`` already), as many
     as fit in ``room``."""
@@ -192,13 +201,33 @@ def _pointers(
             continue
         if skill.qualified_name in loaded:
             continue  # already in the conversation's context
-        item = {"name": skill.qualified_name, "why": p.why, "load": p.load}
+        item = {"name": skill.qualified_name, "why": p.why, "load": _load(skill, client, p.load)}
         line = len(item["name"]) + len(item["why"]) + len(item["load"]) + 16
         if used + line > room:
             break
         used += line
         out.append(item)
     return tuple(out)
+
+
+#: client -> (its skill folders, what its model calls to load one of their skills).
+CLIENT_SKILL_TOOLS = {
+    "claude-code": ((".claude/skills",), "the Skill tool with {name}"),
+    "gemini": ((".gemini/skills", ".agents/skills"), "activate_skill {name}"),
+}
+
+
+def _load(skill: Any, client: str | None, default: str) -> str:
+    """How the client's model loads ``skill``: its own skill tool where it has one and
+    lists the skill, else reading the SKILL.md (every coding agent reads files);
+    ``default`` (``skillrt show NAME``) off a coding agent."""
+    if client is None:
+        return default
+    folders, tool = CLIENT_SKILL_TOOLS.get(client, ((), ""))
+    path = str(skill.path).replace("\\", "/")
+    if tool and any(f"/{f}/" in path for f in folders):
+        return tool.format(name=skill.name)
+    return f"read {skill.skill_file}" if skill.skill_file is not None else default
 
 
 def _assemble(

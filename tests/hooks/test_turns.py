@@ -154,3 +154,24 @@ def test_mention_messages_name_commands_that_exist_in_a_coding_agent() -> None:
         == "No skill named 'x'. Run `skillrt list` to see available skills."
     )
     assert for_shell(disabled("a")) == "Skill 'a' is disabled. Enable it with `skillrt enable a`."
+
+
+def test_a_pointer_says_how_this_client_loads_the_skill(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from skillrt.turns import _load
+
+    def skill(folder: str) -> SimpleNamespace:
+        path = tmp_path / folder / "x"
+        return SimpleNamespace(name="x", path=path, skill_file=path / "SKILL.md")
+
+    assert (
+        _load(skill(".claude/skills"), "claude-code", "skillrt show x") == "the Skill tool with x"
+    )
+    assert _load(skill(".agents/skills"), "gemini", "skillrt show x") == "activate_skill x"
+    other = skill("team/skills")
+    assert _load(other, "claude-code", "skillrt show x") == f"read {other.skill_file}"
+    assert (
+        _load(skill(".claude/skills"), "codex", "d") == f"read {tmp_path}/.claude/skills/x/SKILL.md"
+    )
+    assert _load(other, None, "skillrt show x") == "skillrt show x"  # off a coding agent

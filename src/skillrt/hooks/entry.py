@@ -248,7 +248,12 @@ class _Run:
             context = _ask_daemon(
                 opts,
                 where,
-                {"prompt": hook.prompt, "history": history, "loaded": loaded},
+                {
+                    "prompt": hook.prompt,
+                    "history": history,
+                    "loaded": loaded,
+                    "client": opts.client,
+                },  # fmt: skip
                 # A wait that the deadline cuts short ends just after it: the deadline
                 # is reported against the daemon, not a in-process start with no time.
                 timeout=min(self.daemon_timeout, self.left() + 0.1),
@@ -397,6 +402,7 @@ class _Run:
                         surface="hook",
                         budget=self.opts.budget,
                         loaded=loaded,
+                        client=self.opts.client,
                     )
                     data: dict[str, Any] = to_jsonable(ctx)
                 finally:

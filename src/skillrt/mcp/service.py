@@ -383,6 +383,7 @@ class SkillService:
         surface: str | None = None,
         budget: int | None = None,
         loaded: Collection[str] = (),
+        client: str | None = None,
     ) -> TurnContext:
         """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
         surface = surface or self.surface
@@ -393,6 +394,7 @@ class SkillService:
             budget=budget,
             record=False if self.events is not None else None,
             loaded=loaded,
+            client=client,
         )
         if ctx._route is not None:
             self.record(ctx._route, surface=surface)
