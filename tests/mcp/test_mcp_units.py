@@ -206,3 +206,21 @@ def test_arguments_pass_exactly_when_the_published_schema_holds(
         return
     assert fits
     assert set(checked) >= set(args)
+
+
+def test_route_summary_carries_pointers_with_the_client_s_own_load_step() -> None:
+    from skillrt.mcp.service import route_summary
+
+    data = {
+        "plan": {"skills": [{"name": "a"}], "primary": "a"},
+        "pointers": [{"name": "b", "why": "close runner-up to a", "load": "skillrt show b"}],
+    }
+    summary = route_summary(data)
+    assert summary["pointers"] == [
+        {
+            "name": "b",
+            "why": "close runner-up to a",
+            "load": "call load_skill with name 'b' if it fits",
+        }
+    ]
+    assert route_summary({"plan": {}})["pointers"] == []

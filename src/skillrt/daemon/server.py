@@ -268,6 +268,7 @@ class Daemon:
             surface=_opt_str(args, "surface") or "hook",
             budget=_opt_int(args, "budget"),
             loaded=_opt_names(args, "loaded") or (),
+            client=_opt_str(args, "client"),
         )
         return to_jsonable(ctx)
 

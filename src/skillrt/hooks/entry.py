@@ -39,7 +39,7 @@ from skillrt.hooks.budget import (
     STORE_WAIT_S,
 )
 from skillrt.hooks.clients import EVENTS
-from skillrt.hooks.locations import hook_state_dir, project_dir
+from skillrt.hooks.locations import hook_settings, hook_state_dir, project_dir, shared_cache_dir
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -248,7 +248,12 @@ class _Run:
             context = _ask_daemon(
                 opts,
                 where,
-                {"prompt": hook.prompt, "history": history, "loaded": loaded},
+                {
+                    "prompt": hook.prompt,
+                    "history": history,
+                    "loaded": loaded,
+                    "client": opts.client,
+                },  # fmt: skip
                 # A wait that the deadline cuts short ends just after it: the deadline
                 # is reported against the daemon, not a in-process start with no time.
                 timeout=min(self.daemon_timeout, self.left() + 0.1),
@@ -355,6 +360,7 @@ class _Run:
             client_roots=opts.client_roots,
             idle_s=self.daemon_idle_s,
             start_timeout_s=self.daemon_start_timeout_s,
+            cache_dir=where.get("cache_dir"),
         )
         try:
             pid = autostart.start_daemon(argv, cwd=project, state_dir=state_dir, environ=os.environ)
@@ -396,6 +402,7 @@ class _Run:
                         surface="hook",
                         budget=self.opts.budget,
                         loaded=loaded,
+                        client=self.opts.client,
                     )
                     data: dict[str, Any] = to_jsonable(ctx)
                 finally:
@@ -438,7 +445,8 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         # (only those that are there: else any daemon of these skills will do)
         environ = os.environ
         expect["client_roots"] = present(project, environ.get("HOME"), environ.get("CODEX_HOME"))
-    return {"state_dir": os.path.abspath(state_dir), "expect": expect}
+    cache_dir = shared_cache_dir(os.environ) if config_file is None else None
+    return {"state_dir": os.path.abspath(state_dir), "expect": expect, "cache_dir": cache_dir}
 
 
 def _config(opts: Options, project: str, state_dir: str) -> Any:
@@ -454,7 +462,7 @@ def _config(opts: Options, project: str, state_dir: str) -> Any:
         codex_home=os.environ.get("CODEX_HOME"),
         client_roots=opts.client_roots,
     )
-    return config.replace_section(state_dir=Path(state_dir))  # never the project's, unasked
+    return hook_settings(config, state_dir, os.environ)
 
 
 def _ask_daemon(

@@ -118,6 +118,16 @@ def route_summary(data: dict[str, Any]) -> dict[str, Any]:
             }
             for c in data.get("candidates", [])[:SUMMARY_CANDIDATES]
         ],
+        # Skills the plan leaves out for the model to weigh (never a body): loaded here
+        # through load_skill, the client's own skill tool.
+        "pointers": [
+            {
+                "name": p.get("name"),
+                "why": p.get("why"),
+                "load": f"call load_skill with name {p.get('name')!r} if it fits",
+            }
+            for p in data.get("pointers", [])
+        ],
         "next": "call load_skill for each skill, in order"
         if plan.get("skills")
         else "no skill fits: answer without one",
@@ -373,6 +383,7 @@ class SkillService:
         surface: str | None = None,
         budget: int | None = None,
         loaded: Collection[str] = (),
+        client: str | None = None,
     ) -> TurnContext:
         """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
         surface = surface or self.surface
@@ -383,6 +394,7 @@ class SkillService:
             budget=budget,
             record=False if self.events is not None else None,
             loaded=loaded,
+            client=client,
         )
         if ctx._route is not None:
             self.record(ctx._route, surface=surface)

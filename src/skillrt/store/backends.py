@@ -34,6 +34,9 @@ if TYPE_CHECKING:
         @property
         def cache_db(self) -> Path: ...
 
+        @property
+        def cache_dir(self) -> Path | None: ...
+
 
 __all__ = [
     "BACKENDS",
@@ -134,11 +137,15 @@ def open_location(location: Path | str, **options: Any) -> Store:
 
 def open_store(config: _Config, *, persist: bool = True) -> Store:
     """The store ``config`` names: ``state.url`` (a server, with this machine's caches
-    in ``<state_dir>/cache.db``), else ``<state_dir>/state.db``; ``persist=False`` gives
-    an in-memory SQLite store."""
+    in ``<state_dir>/cache.db``), else ``<state_dir>/state.db``; with ``cache_dir``,
+    the caches in ``<cache_dir>/cache.db``; ``persist=False`` gives an in-memory SQLite
+    store."""
     if not persist:
         from skillrt.store.base import MEMORY
 
         return open_location(MEMORY)
     location = config.state.url or config.state_db
-    return backend_for(location).from_settings(location, config.state, cache_path=config.cache_db)
+    # An embedded store keeps its caches in its own file unless cache_dir says where.
+    separate = config.state.url is not None or config.cache_dir is not None
+    cache_path = config.cache_db if separate else None
+    return backend_for(location).from_settings(location, config.state, cache_path=cache_path)

@@ -128,10 +128,15 @@ class SqliteStore(SqlStore):
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         read_only: bool = False,
+        cache_path: Path | None = None,
     ) -> None:
         self.path = path if path == MEMORY else Path(path)
         self.busy_timeout_ms = busy_timeout_ms
         self.read_only = read_only
+        #: Where the derived caches live when not in this file (``cache_dir``: one
+        #: cache every project shares); None: in this file.
+        self.cache_path = cache_path if cache_path != self.path else None
+        self._cache_store: SqliteStore | None = None
         self._local = threading.local()
         self._migrated = False
         self._migrate_lock = threading.Lock()
@@ -141,9 +146,18 @@ class SqliteStore(SqlStore):
     def from_settings(
         cls, location: Path | str, settings: StateSettings, *, cache_path: Path | None
     ) -> SqliteStore:
-        """The file at ``location`` (a server's settings do not apply; the caches are in
-        the same file)."""
-        return cls(location)
+        """The file at ``location`` (a server's settings do not apply); the caches in
+        the same file, or in ``cache_path`` when given (``cache_dir``)."""
+        return cls(location, cache_path=cache_path)
+
+    @property
+    def local(self) -> Store:
+        """The derived caches' store: this one, or the file ``cache_path`` names."""
+        if self.cache_path is None or self.path == MEMORY:
+            return self
+        if self._cache_store is None:
+            self._cache_store = SqliteStore(self.cache_path, busy_timeout_ms=self.busy_timeout_ms)
+        return self._cache_store
 
     @property
     def location(self) -> str:
@@ -279,6 +293,8 @@ class SqliteStore(SqlStore):
         )
 
     def close(self) -> None:
+        if self._cache_store is not None:
+            self._cache_store.close()
         conn: SqliteConnection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.raw.close()

@@ -47,7 +47,9 @@ Item = tuple["RouteEvent", Sequence[str]]
 def outbox_for(store: Store) -> Outbox | None:
     """The outbox of ``store``'s state folder; None for a store without one (in memory,
     or a PostgreSQL handle opened without a local cache file)."""
-    file = store.local.file
+    # The state's own folder (a server store's: its local cache file's), never a cache
+    # folder other projects share: its events belong to this store.
+    file = store.file if store.file is not None else store.local.file
     return None if file is None else Outbox(file.parent / OUTBOX_DIR)
 
 
