@@ -92,6 +92,7 @@ def cmd_migrate(ctx: CliContext) -> int:
     import dataclasses
 
     from skillrt.errors import StoreError, UsageError
+    from skillrt.orchestration.learnings import file_lessons
     from skillrt.store.backends import backend_for, is_store_url, open_location, url_examples
     from skillrt.store.migrate import copy_state
 
@@ -117,7 +118,12 @@ def cmd_migrate(ctx: CliContext) -> int:
     )
     target = backend_for(target_url).from_settings(target_url, settings, cache_path=None)
     try:
-        report = copy_state(source, target, learnings_dir=learnings)
+        folder = learnings
+        report = copy_state(
+            source,
+            target,
+            learnings=(lambda: file_lessons(folder)) if folder is not None else None,
+        )
     finally:
         source.close()
         target.close()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Protocol
 
 from skillrt.atomic import atomic_write_text
-from skillrt.errors import MemoryPathEscape
+from skillrt.errors import MemoryPathEscape, StoreError
 from skillrt.fileopen import NotRegularFile, read_regular, text_of
 
 __all__ = [
@@ -201,6 +201,24 @@ def existing_lines(text: str) -> list[tuple[str, str]]:
         if m:
             out.append((_normalise(m.group(1)), line.rstrip()))
     return out
+
+
+def file_lessons(folder: Path) -> tuple[list[Path], list[tuple[str, str, str]]]:
+    """The ``<folder>/<domain>.md`` files and ``(domain, key, line)`` of each of their
+    bullets, for ``state migrate`` to import into a shared store (an unreadable file:
+    ``StoreError``)."""
+    files: list[Path] = []
+    out: list[tuple[str, str, str]] = []
+    if not folder.is_dir():
+        return files, out
+    for path in sorted(folder.glob("*.md")):
+        try:
+            text = path.read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StoreError(f"cannot read learnings file {path}: {exc}", path=str(path)) from exc
+        files.append(path)
+        out += [(path.stem, key, line) for key, line in existing_lines(text) if key]
+    return files, out
 
 
 def _normalise(text: str) -> str:

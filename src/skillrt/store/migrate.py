@@ -15,6 +15,7 @@ source first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -91,13 +92,21 @@ def _sql(store: Store) -> SqlStore:
     return store
 
 
+#: ``(domain, key, line)``: one lesson of a learnings file.
+Lesson = tuple[str, str, str]
+#: Reads the learnings files to import: the files read and their lessons.
+LessonFiles = Callable[[], tuple[list[Path], list[Lesson]]]
+
+
 def copy_state(
-    source: Store, target: Store, *, learnings_dir: Path | None = None
+    source: Store, target: Store, *, learnings: LessonFiles | None = None
 ) -> MigrationReport:
     """Copy ``source`` into the empty ``target`` in one transaction and count again.
 
-    ``learnings_dir``: ``<domain>.md`` files to import when the source keeps its
-    learnings in files (an embedded store).
+    ``learnings``: reads the ``<domain>.md`` files to import when the source keeps its
+    learnings in files (an embedded store:
+    :func:`skillrt.orchestration.learnings.file_lessons`), once the target is known
+    to be empty.
     """
     source, target = _sql(source), _sql(target)
     busy = {t: n for t, n in table_counts(target).items() if n}
@@ -110,8 +119,7 @@ def copy_state(
             tables=busy,
         )
     expected = table_counts(source)
-    files: list[Path] = []
-    lessons = _file_lessons(learnings_dir, files) if learnings_dir is not None else []
+    files, lessons = learnings() if learnings is not None else ([], [])
     with target.transaction(sync=True) as conn:
         for table in COPIED_TABLES:
             _copy_table(source, conn, table)
@@ -165,26 +173,7 @@ def _copy_table(source: SqlStore, conn: Connection, table: str) -> None:
         conn.executemany(insert, batch)
 
 
-def _file_lessons(folder: Path, files: list[Path]) -> list[tuple[str, str, str]]:
-    """``(domain, key, line)`` of every bullet of ``<folder>/<domain>.md``."""
-    from skillrt.orchestration.learnings import existing_lines
-
-    out: list[tuple[str, str, str]] = []
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*.md")):
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StoreError(f"cannot read learnings file {path}: {exc}", path=str(path)) from exc
-        files.append(path)
-        out += [(path.stem, key, line) for key, line in existing_lines(text) if key]
-    return out
-
-
-def _import_file_lessons(
-    conn: Connection, lessons: list[tuple[str, str, str]], expected: dict[str, int]
-) -> None:
+def _import_file_lessons(conn: Connection, lessons: list[Lesson], expected: dict[str, int]) -> None:
     import time
 
     now = time.time()
