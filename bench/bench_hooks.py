@@ -161,10 +161,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    from skillrt.cli.settings import load_config
     from skillrt.config import RootConfig
     from skillrt.daemon.client import DaemonClient
     from skillrt.runtime import SkillRuntime
+    from skillrt.settings import load_config
 
     tmp = args.work or Path(tempfile.mkdtemp(prefix="skillrt-bench-hooks-"))
     project = tmp / "project"

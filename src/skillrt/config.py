@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
+from skillrt import hook_budget
 from skillrt.errors import ConfigError
-from skillrt.hooks import budget as hook_budget
 
 # Seed 001 §18, routing defaults.
 DEFAULT_SEMANTIC_TOP_K = 3

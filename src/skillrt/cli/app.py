@@ -73,7 +73,7 @@ class CliContext:
         return bool(getattr(self.args, "json", False))
 
     def config(self) -> RuntimeConfig:
-        from skillrt.cli.settings import load_config
+        from skillrt.settings import load_config
 
         return load_config(
             getattr(self.args, "config", None),
@@ -110,8 +110,8 @@ class CliContext:
         """
         if self._runtime is not None:
             raise RuntimeError("the runtime is already open; open it before first use")
-        from skillrt.cli.settings import flag_roots
         from skillrt.runtime import SkillRuntime
+        from skillrt.settings import flag_roots
 
         if roots is None:
             roots = flag_roots(getattr(self.args, "root", None), Path.cwd())

@@ -34,8 +34,8 @@ def add_daemon_options(p: argparse.ArgumentParser) -> None:
 
 def identity(ctx: CliContext) -> dict[str, Any]:
     """What this command would serve: compared with the daemon's own identity."""
-    from skillrt.cli.settings import config_file, flag_roots
     from skillrt.hooks.client_roots import enabled
+    from skillrt.settings import config_file, flag_roots
 
     roots = flag_roots(getattr(ctx.args, "root", None), Path.cwd())
     config = config_file(getattr(ctx.args, "config", None), Path.cwd())

@@ -286,8 +286,8 @@ def cmd_install(ctx: CliContext) -> int:
 def _hook_config(ctx: CliContext, project: Path) -> Any:
     """The configuration the installed hook will run with in ``project``: its state in
     the user's cache folder unless configured (never a new folder in the project)."""
-    from skillrt.cli.settings import config_file, load_config
     from skillrt.hooks.locations import hook_settings, hook_state_dir
+    from skillrt.settings import config_file, load_config
 
     args = ctx.args
     environ = os.environ
@@ -320,7 +320,7 @@ def _skills_seen(
     """How many skills what install wrote will see, from this folder (a user-scope hook
     sees each project's own; this one stands for them): ``skill_count``, the
     ``searched`` roots, and a ``NO_SKILLS`` warning at 0."""
-    from skillrt.cli.settings import flag_roots
+    from skillrt.settings import flag_roots
     from skillrt.skills.discovery import resolve_roots
     from skillrt.skills.registry import SkillRegistry
 

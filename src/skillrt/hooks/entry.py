@@ -31,7 +31,7 @@ import os
 import sys
 import time
 
-from skillrt.hooks.budget import (
+from skillrt.hook_budget import (
     DAEMON_IDLE_S,
     DAEMON_SHARE,
     DAEMON_START_TIMEOUT_S,
@@ -378,9 +378,9 @@ class _Run:
         import logging
         from pathlib import Path
 
-        from skillrt.cli.settings import flag_roots
         from skillrt.runtime import SkillRuntime
         from skillrt.serialize import to_jsonable
+        from skillrt.settings import flag_roots
         from skillrt.store.base import patience
 
         handler = _log_handler(self.state_dir)
@@ -432,7 +432,7 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
     if opts.state and "://" in opts.state:
         from pathlib import Path  # pathlib costs ~7 ms: only off the common path
 
-        from skillrt.cli.settings import locate_state
+        from skillrt.settings import locate_state
 
         locate_state(None, opts.state, cwd=Path(project))  # refuses a scheme it lacks
     state_dir = hook_state_dir(project, opts.state, config_file, os.environ)
@@ -452,7 +452,7 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
 def _config(opts: Options, project: str, state_dir: str) -> Any:
     from pathlib import Path
 
-    from skillrt.cli.settings import load_config
+    from skillrt.settings import load_config
 
     config = load_config(
         opts.config,

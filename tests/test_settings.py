@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from skillrt.cli.settings import load_config, locate_state
 from skillrt.errors import ConfigError
+from skillrt.settings import load_config, locate_state
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,8 @@
 """The prompt hook's time budget, defined once: :class:`~skillrt.config.HookConfig`
-takes its defaults from here, and so does the hook itself, which must not import the
-config module on its fast path (about 30 ms a prompt: the daemon round trip is less).
+takes its defaults from here, and so does the hook itself (:mod:`skillrt.hooks.entry`),
+which must not import the config module on its fast path (about 30 ms a prompt: the
+daemon round trip is less). It is a module of its own, below the config, so the config
+never imports a surface.
 """
 
 __all__ = [
