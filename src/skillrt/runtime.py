@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
     from skillrt.telemetry.recording import RecordingRouter
-    from skillrt.turns import TurnContext
+    from skillrt.turns import TurnContext, TurnSources
 
 
 class SkillRuntime:
@@ -598,7 +598,7 @@ class SkillRuntime:
         from skillrt.turns import DEFAULT_BUDGET, build_turn_context
 
         return build_turn_context(
-            self,
+            self._turn_sources(),
             prompt,
             history=history,
             surface=surface,
@@ -606,6 +606,26 @@ class SkillRuntime:
             record=record,
             loaded=loaded,
             client=client,
+        )
+
+    def _turn_sources(self) -> TurnSources:
+        """What a turn reads the skills through: this runtime's registry, resolver,
+        recording router and loader (each a bound operation, never the runtime)."""
+        from skillrt.turns import TurnSources
+
+        def load_body(name: str, *, limits: LoaderLimits) -> LoadResult:
+            return self.load_body(name, spill=False, limits=limits)
+
+        def resolve(text: str) -> Resolution:
+            return self.resolve(text, surface="user")
+
+        return TurnSources(
+            registry=self.registry,
+            resolve=resolve,
+            route=self.route,
+            load_body=load_body,
+            inject=self.inject,
+            limits=self.config.limits,
         )
 
     def eval(

@@ -25,23 +25,30 @@ the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``bud
 characters: when it does not, each body gets a share of what is left after the header
 lines (short bodies keep their whole text, long ones share the rest) and is fitted by the
 loader's truncate policy, which keeps the key sections.
+
+A turn takes what it uses (:class:`TurnSources`: the registry, the ``$`` resolver, the
+router that records, the loader and the injection block, the loader's limits), never
+the runtime that wires them; :meth:`skillrt.runtime.SkillRuntime.turn_context` gives
+them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from skillrt.errors import SkillrtError
 from skillrt.skills.checks import validate_problem
 from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
+    from skillrt.config import LoaderLimits
+    from skillrt.invocation.results import Resolution
     from skillrt.loading.report import LoadResult
     from skillrt.routing.plan import RouteResult
-    from skillrt.runtime import SkillRuntime
+    from skillrt.skills.registry import SkillRegistry
 
 #: Claude Code keeps hook context up to 10,000 characters (more becomes a file preview).
 DEFAULT_BUDGET = 9_500
@@ -53,6 +60,41 @@ CUT_MARK = "\n[... cut to fit the context budget]\n"
 REMINDER = "Still using skill: {name} (its instructions are earlier in this conversation)."
 
 TurnSource = Literal["mention", "route", "none"]
+
+
+class RouteTurn(Protocol):
+    """Routes a message and records its T1 event (``record=False``: the caller does)."""
+
+    def __call__(
+        self,
+        query: str,
+        *,
+        history: Sequence[str | Mapping[str, Any]] | None,
+        surface: str | None,
+        record: bool | None,
+    ) -> RouteResult: ...
+
+
+class LoadBody(Protocol):
+    """A skill's body within ``limits``, never spilled to a file."""
+
+    def __call__(self, name: str, *, limits: LoaderLimits) -> LoadResult: ...
+
+
+@dataclass(frozen=True)
+class TurnSources:
+    """What a turn reads the skills through."""
+
+    #: Which skills exist and which are enabled.
+    registry: SkillRegistry
+    #: The ``$`` mentions of a message as the user typed it.
+    resolve: Callable[[str], Resolution]
+    route: RouteTurn
+    load_body: LoadBody
+    #: The seed 003 §6 injection block of a loaded body.
+    inject: Callable[[LoadResult], str]
+    #: The loader's limits (a turn fits bodies with their ``truncate`` policy).
+    limits: LoaderLimits
 
 
 @dataclass(frozen=True)
@@ -101,7 +143,7 @@ class TurnContext:
 
 
 def build_turn_context(
-    runtime: SkillRuntime,
+    sources: TurnSources,
     prompt: str,
     *,
     history: Sequence[str | Mapping[str, Any]] | None = None,
@@ -122,7 +164,7 @@ def build_turn_context(
     ``loaded`` names the skills already in the conversation's context.
     """
     prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
-    resolution = runtime.resolve(prompt, surface="user")
+    resolution = sources.resolve(prompt)
     if resolution.mentions:
         from skillrt.invocation.messages import for_shell
 
@@ -131,9 +173,9 @@ def build_turn_context(
             {"code": d.code, "message": for_shell(d.message)} for d in resolution.diagnostics
         )
         names = [a.skill for a in resolution.activated]
-        return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics, loaded=loaded)
-    result = runtime.route(prompt, history=history, surface=surface, record=record)
-    registry = runtime.registry
+        return _assemble(sources, names, budget, "mention", diagnostics=diagnostics, loaded=loaded)
+    result = sources.route(prompt, history=history, surface=surface, record=record)
+    registry = sources.registry
     names = []
     primary = None
     invalid: list[dict[str, str]] = []
@@ -153,13 +195,13 @@ def build_turn_context(
         if name == result.plan.primary:
             primary = skill.qualified_name
     ctx = _assemble(
-        runtime, names, budget, "route" if names else "none", primary=primary, loaded=loaded
+        sources, names, budget, "route" if names else "none", primary=primary, loaded=loaded
     )
     if invalid:
         ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
     pointers: tuple[dict[str, str], ...] = ()
     if ctx.skills or ctx.reminded:
-        pointers = _pointers(runtime, result, budget - len(ctx.text), loaded, client)
+        pointers = _pointers(sources.registry, result, budget - len(ctx.text), loaded, client)
     text = ctx.text
     if pointers:
         text += (
@@ -181,7 +223,7 @@ POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits
 
 
 def _pointers(
-    runtime: SkillRuntime,
+    registry: SkillRegistry,
     result: RouteResult,
     room: int,
     loaded: Collection[str] = (),
@@ -189,7 +231,6 @@ def _pointers(
 ) -> tuple[dict[str, str], ...]:
     """The route's pointers to skills a model may load (not ``loaded`` already), as many
     as fit in ``room``."""
-    registry = runtime.registry
     out: list[dict[str, str]] = []
     used = len(POINTER_HEAD) + 2
     for p in result.pointers:
@@ -231,7 +272,7 @@ def _load(skill: Any, client: str | None, default: str) -> str:
 
 
 def _assemble(
-    runtime: SkillRuntime,
+    sources: TurnSources,
     names: Sequence[str],
     budget: int,
     source: TurnSource,
@@ -244,19 +285,19 @@ def _assemble(
 
     reminded = tuple(n for n in names if n in loaded)
     names = [n for n in names if n not in loaded]
-    limits = dataclasses.replace(runtime.config.limits, body_policy="truncate")
+    limits = dataclasses.replace(sources.limits, body_policy="truncate")
     bodies: dict[str, LoadResult] = {}
     errors: list[dict[str, str]] = []
     for name in names:
         try:
-            bodies[name] = runtime.load_body(name, spill=False, limits=limits)
+            bodies[name] = sources.load_body(name, limits=limits)
         except SkillrtError as exc:
             errors.append({"skill": name, "code": exc.code, "message": exc.message})
     kept = list(bodies)
     tail = "\n".join([*(REMINDER.format(name=n) for n in reminded),
                       *(d["message"] for d in diagnostics)])  # fmt: skip
     # Per skill: everything but the body text (the activation line, the block header).
-    overhead = {n: len(using_skill(n)) + 2 + len(runtime.inject(bodies[n])) - len(bodies[n].text)
+    overhead = {n: len(using_skill(n)) + 2 + len(sources.inject(bodies[n])) - len(bodies[n].text)
                 for n in kept}  # fmt: skip
     fixed = len(tail) + 1
     # The primary skill (the one chosen for the request as a whole) is served first.
@@ -278,13 +319,13 @@ def _assemble(
         for n in kept:
             if len(bodies[n].text) > shares[n]:
                 fitted = dataclasses.replace(limits, max_skill_body_chars=max(1, shares[n]))
-                bodies[n] = runtime.load_body(n, spill=False, limits=fitted)
+                bodies[n] = sources.load_body(n, limits=fitted)
                 truncated = True
     truncated = truncated or any(bodies[n].report.truncated for n in kept)
     kept.sort(key=lambda n: names.index(n))  # shown in plan order
     parts: list[str] = []
     for n in kept:
-        parts.append(f"{using_skill(n)}\n{runtime.inject(bodies[n])}".rstrip("\n"))
+        parts.append(f"{using_skill(n)}\n{sources.inject(bodies[n])}".rstrip("\n"))
     if tail:
         parts.append(tail)
     text = "\n\n".join(parts)

@@ -72,11 +72,14 @@ def test_the_primary_keeps_its_whole_body_before_the_plan_shares_the_rest(
     whole = rt.load_body("second-skill", spill=False).text.rstrip()
     assert len(whole) > 5000
     budget = len(whole) + 2000
-    ctx = _assemble(rt, ["first-skill", "second-skill"], budget, "route", primary="second-skill")
+    sources = rt._turn_sources()
+    ctx = _assemble(
+        sources, ["first-skill", "second-skill"], budget, "route", primary="second-skill"
+    )
     assert ctx.skills == ("first-skill", "second-skill")  # shown in plan order
     assert whole in ctx.text and len(ctx.text) <= budget and ctx.truncated
     # Without a primary the two bodies share the budget: neither is whole.
-    shared = _assemble(rt, ["first-skill", "second-skill"], budget, "route")
+    shared = _assemble(sources, ["first-skill", "second-skill"], budget, "route")
     assert whole not in shared.text and len(shared.text) <= budget
 
 
