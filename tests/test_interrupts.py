@@ -140,7 +140,7 @@ _SIGTERM_IN_WARM_UP = """
 import os, signal, sys, time
 from pathlib import Path
 from typing import cast
-from skillrt.daemon.server import Daemon
+from skillrt.serve.daemon import Daemon
 from skillrt.mcp.service import SkillService
 
 state = Path(sys.argv[1])

@@ -442,8 +442,8 @@ def test_two_daemons_started_at_once_one_serves(daemon_project: tuple[Path, Path
 def test_a_daemon_removes_only_its_own_socket_and_info(tmp_path: Path) -> None:
     from typing import cast
 
-    from skillrt.daemon.server import Daemon
     from skillrt.mcp.service import SkillService
+    from skillrt.serve.daemon import Daemon
 
     state = tmp_path / "state"
     path = str(state / "skillrt.sock")
@@ -507,7 +507,7 @@ def test_tcp_connections_are_capped_and_unauthenticated_ones_closed(
     MAX_UNAUTHENTICATED of them (the rest are told E_BUSY and closed), closes the idle
     ones within AUTH_TIMEOUT_S, and meanwhile a client that sent its token is served
     (the unauthenticated never take its slot); a new one is served afterwards."""
-    from skillrt.daemon.limits import MAX_UNAUTHENTICATED
+    from skillrt.serve.limits import MAX_UNAUTHENTICATED
 
     project, skills = daemon_project
     served = start(project, skills, "--port", "0")
@@ -592,9 +592,9 @@ def test_a_daemon_lets_the_state_folder_go_only_after_its_last_events(
     daemon that starts the moment it is free finds the first one's event writer closed
     (its events written or kept), never two writers at once."""
     from skillrt.config import RoutingConfig, RuntimeConfig
-    from skillrt.daemon.server import Daemon
     from skillrt.mcp import SkillService, event_writer
     from skillrt.runtime import SkillRuntime
+    from skillrt.serve.daemon import Daemon
     from skillrt.telemetry.events import RouteEvent
 
     skills = build_skills(tmp_path / "skills", make_skill)
@@ -638,7 +638,7 @@ _SIGNAL_WHILE_LOCKED = """
 import os, signal, sys
 from pathlib import Path
 from typing import cast
-from skillrt.daemon.server import Daemon
+from skillrt.serve.daemon import Daemon
 from skillrt.mcp.service import SkillService
 
 state = Path(sys.argv[1])

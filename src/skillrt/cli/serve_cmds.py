@@ -15,7 +15,7 @@ from skillrt.cli.daemon_use import add_daemon_options
 
 if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
-    from skillrt.daemon.server import Daemon
+    from skillrt.serve.daemon import Daemon
 
 
 def register(
@@ -135,9 +135,9 @@ def _serve(ctx: CliContext) -> int:
 
     from skillrt.cli.daemon_use import daemon_address, identity
     from skillrt.daemon.protocol import LOOPBACK, format_address, info_path
-    from skillrt.daemon.server import Daemon
     from skillrt.errors import DaemonStartError
     from skillrt.mcp import SkillService, event_writer
+    from skillrt.serve.daemon import Daemon
 
     args = ctx.args
     logging.basicConfig(

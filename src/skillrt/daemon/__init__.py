@@ -1,7 +1,9 @@
-"""A warm skillrt daemon: the registry, router index and model stay loaded, and prompt
-hooks, the CLI and other processes ask it over a Unix socket (or loopback TCP).
+"""Talking to a warm skillrt daemon (``skillrt serve``): the registry, router index and
+model stay loaded, and prompt hooks, the CLI and the doctor ask it over a Unix socket
+(or loopback TCP).
 
-:mod:`skillrt.daemon.protocol` and :mod:`skillrt.daemon.client` import only the standard
-library (a prompt hook starts once per prompt); :mod:`skillrt.daemon.server` holds the
-server and imports the runtime. This package imports nothing on its own.
+:mod:`skillrt.daemon.protocol` (the wire format, where a daemon is found) and
+:mod:`skillrt.daemon.client` import only the standard library (a prompt hook starts
+once per prompt). The server, which imports the runtime, is :mod:`skillrt.serve.daemon`:
+this package sits below every stage that asks a daemon, and imports nothing on its own.
 """

@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any
 from skillrt import interrupts
 from skillrt.daemon import protocol
 from skillrt.daemon.client import DaemonClient, DaemonError, DaemonUnavailable
-from skillrt.daemon.limits import Capped, StateLock, read_line_by
 from skillrt.daemon.protocol import error_reply, reply_line
 from skillrt.errors import (
     DaemonMismatch,
@@ -52,6 +51,7 @@ from skillrt.errors import (
 )
 from skillrt.mcp.tools import MAX_TEXT_CHARS
 from skillrt.serialize import to_jsonable
+from skillrt.serve.limits import Capped, StateLock, read_line_by
 
 if TYPE_CHECKING:
     from skillrt.mcp.service import SkillService
