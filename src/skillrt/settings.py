@@ -1,6 +1,6 @@
 """The configuration a command runs with, from its flags and where it runs.
 
-Shared by every command (through :class:`~skillrt.cli.app.CliContext`), the prompt hook's
+Shared by every command (through :class:`~skillrt.cli.context.CliContext`), the prompt hook's
 in-process fallback (:mod:`skillrt.hooks.entry`) and ``serve``, so all of them read the
 same ``skillrt.yaml``, state folder and roots for the same flags. It sits below every
 surface (the CLI and the hooks both use it) and imports the config only when called.

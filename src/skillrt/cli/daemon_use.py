@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.errors import RemoteError
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
 
 #: Seconds a command waits for the daemon's answer before working in-process: a warm
 #: daemon answers in milliseconds, so one that takes this long is stopped or stuck.

@@ -20,7 +20,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.dispatch.model import DispatchResult
     from skillrt.dispatch.pipeline import RunResult, StepResult
     from skillrt.dispatch.service import DispatchOptions, DispatchService

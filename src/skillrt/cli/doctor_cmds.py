@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from skillrt.cli.routing_cmds import BACKENDS, add_catalogue_options
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.doctor.model import DoctorReport
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.install import Applied
 
 #: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.cli.daemon_use import add_daemon_options
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.invocation.results import Completion, Resolution
 
 

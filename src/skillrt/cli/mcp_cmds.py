@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
 
 
 def register(

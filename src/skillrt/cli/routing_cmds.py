@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.cli.daemon_use import add_daemon_options
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.eval.harness import EvalReport
     from skillrt.routing.plan import RouteResult
     from skillrt.routing.why_not import WhyNot

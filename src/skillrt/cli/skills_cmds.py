@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from skillrt.serialize import to_jsonable
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.skills.checks import ValidationResult
     from skillrt.skills.registry import SkillEntry
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.store.migrate import MigrationReport
 
 

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.cli.app import CliContext
+    from skillrt.cli.context import CliContext
     from skillrt.orchestration.events import Checkpoint, WorkflowEvent
     from skillrt.orchestration.service import Workflows
     from skillrt.orchestration.status import WorkflowStatus
@@ -103,7 +103,7 @@ def _mode_options(p: argparse.ArgumentParser) -> None:
 
 
 def _help(parser: argparse.ArgumentParser) -> Callable[[CliContext], int]:
-    from skillrt.cli.app import group_help
+    from skillrt.cli.context import group_help
 
     return group_help(parser)  # help on stderr, or the usage error under --json
 
