@@ -6,54 +6,29 @@ Every import statement counts: module level, inside functions, under TYPE_CHECKI
 
 from __future__ import annotations
 
-import ast
 import json
 import subprocess
 import sys
 from pathlib import Path
 
-import skillrt
-import skillrt.dispatch
+from tests.import_graph import SRC, skillrt_graph
 
-SRC = Path(skillrt.__file__).resolve().parent
 DISPATCH = SRC / "dispatch"
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(SRC.parent).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
 def imports_of(path: Path) -> set[str]:
-    """Every ``skillrt.*`` module ``path`` imports, anywhere in the file."""
-    try:  # the package relative imports start from
-        package = ".".join(path.relative_to(SRC.parent).parent.parts)
-    except ValueError:
-        package = ""
-    out: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*up, *([base] if base else [])])
-            out.add(base)
-            for alias in node.names:  # `from skillrt.dispatch import dispatcher`
-                out.add(f"{base}.{alias.name}")
-                exported = getattr(skillrt.dispatch, "_EXPORTS", {}).get(alias.name)
-                if base == "skillrt.dispatch" and exported:
-                    out.add(exported)
-    return {m for m in out if m == "skillrt" or m.startswith("skillrt.")}
+    """Every ``skillrt.*`` module ``path`` imports, anywhere in the file (the walk of
+    tests/import_graph.py, which tests/test_imports.py runs over the whole package); a
+    package's ``_EXPORTS`` table is not an import: it loads a name on first use."""
+    return skillrt_graph().imports_of(path, tables=False)
+
+
+def _module_name(path: Path) -> str:
+    return skillrt_graph().module_name(path)
 
 
 def _source(module: str) -> Path | None:
-    rel = Path(*module.split("."))
-    for candidate in (SRC.parent / rel.with_suffix(".py"), SRC.parent / rel / "__init__.py"):
-        if candidate.is_file():
-            return candidate
-    return None
+    return skillrt_graph().source_of(module)
 
 
 def test_dispatch_modules_import_each_other_one_way() -> None:
@@ -117,7 +92,7 @@ def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:
 #: The run path's layers, lowest first: a layer imports only from layers below it.
 LAYERS = ("execution", "dispatch", "orchestration")
 #: What no layer of the run path imports (surfaces and the facade sit above them all).
-ABOVE = ("skillrt.runtime", "skillrt.cli", "skillrt.mcp", "skillrt.daemon")
+ABOVE = ("skillrt.runtime", "skillrt.cli", "skillrt.mcp", "skillrt.daemon", "skillrt.serve")
 
 
 def test_the_run_path_goes_one_way() -> None:
