@@ -179,13 +179,13 @@ def baseline(root: Path, state: Path, args: argparse.Namespace) -> list[float]:
     config = RuntimeConfig(project_dir=state.parent, state_dir=state / "baseline")
     runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
     for q in queries(args.warmup):
-        runtime.router.route(q)
+        runtime.router.route(q, record=False)
     rounds = []
     for rnd in range(args.rounds):
         times = []
         for q in queries(args.calls, seed=100 + rnd):
             t = time.perf_counter()
-            runtime.router.route(q)
+            runtime.router.route(q, record=False)
             times.append((time.perf_counter() - t) * 1000)
         rounds.append(times)
     runtime.close()

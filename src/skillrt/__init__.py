@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from skillrt.store.base import Store
     from skillrt.store.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
-    from skillrt.telemetry.recording import RecordingRouter
+    from skillrt.telemetry.recording import RouteRecorder
     from skillrt.turns import TurnContext
 
 #: Public name -> the module that defines it: the facade and every type it takes and
@@ -73,10 +73,10 @@ _EXPORTS = {
     "LoaderLimits": "skillrt.config",
     "Observer": "skillrt.orchestration.events",
     "OrchestrateResult": "skillrt.dispatch.service",
-    "RecordingRouter": "skillrt.telemetry.recording",
     "Resolution": "skillrt.invocation.results",
     "ResumeOptions": "skillrt.orchestration.service",
     "RootConfig": "skillrt.config",
+    "RouteRecorder": "skillrt.telemetry.recording",
     "RouteResult": "skillrt.routing.plan",
     "Router": "skillrt.routing.router",
     "RoutingRules": "skillrt.dispatch.rules",
@@ -146,10 +146,10 @@ __all__ = [
     "LoaderLimits",
     "Observer",
     "OrchestrateResult",
-    "RecordingRouter",
     "Resolution",
     "ResumeOptions",
     "RootConfig",
+    "RouteRecorder",
     "RouteResult",
     "Router",
     "RoutingRules",

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from skillrt.routing.why_not import WhyNot
     from skillrt.telemetry.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
-    from skillrt.telemetry.recording import RecordingRouter
+    from skillrt.telemetry.recording import RouteRecorder
     from skillrt.turns import TurnContext, TurnSources
 
 
@@ -98,7 +98,7 @@ class SkillRuntime:
         if store is None:
             store = open_store(self.config, persist=persist)
         self.store = store
-        self._routing: RecordingRouter | None = None
+        self._recorder: RouteRecorder | None = None
         self._registry: SkillRegistry | None = None
         self._workflows: Workflows | None = None
         self._dispatch: DispatchService | None = None
@@ -422,14 +422,14 @@ class SkillRuntime:
     def dispatch_service(self) -> DispatchService:
         """The dispatch/execution service over this runtime (runners, plans, repair)."""
         if self._dispatch is None:
-            from skillrt.dispatch.service import DispatchService
+            from skillrt.dispatch.service import DispatchService, RecordedRoutes
 
             self._dispatch = DispatchService(
                 self.config,
                 registry=lambda: self.registry,
                 store=self.store,
                 resolver=lambda: self.invocation,
-                routing=self.routing,
+                routing=RecordedRoutes(route=self.route, flush_events=self.flush_events),
                 env=self.env,
             )
         return self._dispatch
@@ -523,31 +523,31 @@ class SkillRuntime:
             router = Router.from_skills(
                 self.routable_skills(),
                 self.config.routing,
-                store=self.store.local,  # skill vectors: this machine's cache
+                store=self.store,  # per-skill stats: the shared state
+                caches=self.store.local,  # skill vectors: this machine's cache
                 is_enabled=registry.is_enabled,
                 env=self.env,
                 routing_for=routing_for,
                 progress=self.build_progress,
+                on_route=(self.routing,),  # each route's T1 event
             )
-            router.store = self.store  # stats and route events: the shared state
             self._router = router
             self._router_key = key
         return self._router
 
     @property
-    def routing(self) -> RecordingRouter:
-        """:attr:`router`, each route's T1 event recorded (what :meth:`route` uses)."""
-        if self._routing is None:
-            from skillrt.telemetry.recording import RecordingRouter
+    def routing(self) -> RouteRecorder:
+        """What records each route of :attr:`router` (its observer): the T1 event in the
+        request, or queued on a background writer for a shared store."""
+        if self._recorder is None:
+            from skillrt.telemetry.recording import RouteRecorder
 
-            self._routing = RecordingRouter(
-                lambda: self.router,
+            self._recorder = RouteRecorder(
                 self.store,
                 self.config.telemetry,
                 record_query_text=self.config.routing.record_query_text,
-                store_wait_s=self.config.state.route_wait_s,
             )
-        return self._routing
+        return self._recorder
 
     def route(
         self,
@@ -564,20 +564,36 @@ class SkillRuntime:
 
         ``record``: write the event (default: ``telemetry.enabled``); with False the
         caller records it (e.g. off the request path).
+
+        On a store written over the network, a route waits on it (the enable state, when
+        the router is built, and per-skill stats) at most ``state.route_wait_s`` all
+        told (:func:`~skillrt.store.base.patience`): past it, the route goes on with
+        every skill enabled and the stats last read (or none), so a store outage never
+        holds a route.
         """
-        return self.routing.route(
-            query,
-            history=history,
-            top_k=top_k,
-            candidates=candidates,
-            explain=explain,
-            surface=surface,
-            record=record,
-        )
+        from skillrt.store.base import patience
+        from skillrt.telemetry.otel import span
+
+        surface = surface or "library"
+        attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
+        with span("skillrt.route", attrs, enabled=self.config.telemetry.otel) as sp:
+            wait = self.config.state.route_wait_s if self.store.background_writes else None
+            with patience(wait):  # one budget: building the router, then the route
+                result = self.router.route(
+                    query,
+                    history=history,
+                    top_k=top_k,
+                    candidates=candidates,
+                    explain=explain,
+                    surface=surface,
+                    record=record,
+                )
+            sp.set_attribute("skillrt.route_id", result.route_id)
+            return result
 
     def flush_events(self, timeout_s: float = 10.0) -> bool:
         """Wait until queued route events are written (True when none is left)."""
-        return self._routing.flush_events(timeout_s) if self._routing is not None else True
+        return self._recorder.flush_events(timeout_s) if self._recorder is not None else True
 
     def turn_context(
         self,
@@ -656,12 +672,11 @@ class SkillRuntime:
         router = Router.from_skills(
             self.routable_skills(),
             config,
-            store=self.store.local,
+            caches=self.store.local,  # vectors from the store; no stats, no recording
             is_enabled=self.registry.is_enabled,
             env=self.env,
             progress=self.build_progress,
         )
-        router.store = None  # vectors came from the store; stats stay out
         return evaluate(router, queries, progress=progress, keep_outcomes=keep_outcomes)
 
     def doctor(
@@ -709,8 +724,8 @@ class SkillRuntime:
 
     def close(self) -> None:
         """Write the queued route events, then close the store."""
-        if self._routing is not None:
-            self._routing.close()
+        if self._recorder is not None:
+            self._recorder.close()
         self.store.close()
 
     def __enter__(self) -> SkillRuntime:

@@ -120,7 +120,7 @@ def test_orchestrate_falls_back_to_the_router_then_the_default(examples_rt, monk
     rules = RoutingRules.from_mapping(
         {**RULES, "default": {"role": "explorer", "skill": "meeting-notes"}}
     )
-    monkeypatch.setattr(examples_rt.routing, "route", _route("commit-messages"))
+    monkeypatch.setattr(examples_rt.router, "route", _route("commit-messages"))
     out = examples_rt.orchestrate("write something", rules, runner=DryRunRunner())
     assert (out.source, out.role, out.skill, out.route_id) == (
         "router",
@@ -128,13 +128,13 @@ def test_orchestrate_falls_back_to_the_router_then_the_default(examples_rt, monk
         "commit-messages",
         "rt-1",
     )
-    monkeypatch.setattr(examples_rt.routing, "route", _route(None))
+    monkeypatch.setattr(examples_rt.router, "route", _route(None))
     out = examples_rt.orchestrate("write something", rules, runner=DryRunRunner())
     assert (out.source, out.skill) == ("default", "meeting-notes")
 
 
 def test_rule_without_skill_asks_the_router_for_one(examples_rt, monkeypatch) -> None:
-    monkeypatch.setattr(examples_rt.routing, "route", _route("code-review"))
+    monkeypatch.setattr(examples_rt.router, "route", _route("code-review"))
     out = examples_rt.orchestrate(
         "a bug",
         RoutingRules.from_mapping({"rules": [{"id": "r", "role": "oracle", "keywords": ["bug"]}]}),
@@ -144,7 +144,7 @@ def test_rule_without_skill_asks_the_router_for_one(examples_rt, monkeypatch) ->
 
 
 def test_orchestrate_with_nothing_dispatches_no_skill(examples_rt, monkeypatch) -> None:
-    monkeypatch.setattr(examples_rt.routing, "route", _route(None))
+    monkeypatch.setattr(examples_rt.router, "route", _route(None))
     out = examples_rt.orchestrate("hello", RoutingRules(rules=()), runner=DryRunRunner())
     assert (out.source, out.skill) == ("none", None)
     assert out.dispatch.path == "no-skill"

@@ -250,7 +250,7 @@ def test_unknown_mention_is_ordinary_text_for_the_router(rt, monkeypatch) -> Non
         seen.append(text)
         return RouteResult("r-9", text, forced_plan(("commit-messages",), {}), "why", ())
 
-    monkeypatch.setattr(rt.routing, "route", route)
+    monkeypatch.setattr(rt.router, "route", route)
     result = rt.run("$nope-nothing write a message", runner=DryRunRunner(), environ=ENV)
     assert seen and result.source == "router" and result.route_id == "r-9"
     assert result.steps[0].path == "skill:commit-messages"

@@ -53,7 +53,8 @@ __all__ = [
     "DispatchService",
     "MentionResolver",
     "OrchestrateResult",
-    "RecordedRouting",
+    "RecordedRoutes",
+    "RouteText",
     "forced_plan",
 ]
 
@@ -84,13 +85,20 @@ class MentionResolver(Protocol):
     ) -> Resolution: ...
 
 
-class RecordedRouting(Protocol):
+class RouteText(Protocol):
+    """Routes a request; its T1 event is recorded unless ``record=False``."""
+
+    def __call__(self, query: str, *, record: bool | None = None) -> RouteResult: ...
+
+
+@dataclass(frozen=True)
+class RecordedRoutes:
     """What planning needs of routing: a route whose T1 event is recorded (unless
-    ``record=False``), and the queued events written before an outcome is added."""
+    ``record=False``), and the queued events written before an outcome is added (the
+    facade's :meth:`~skillrt.runtime.SkillRuntime.route` and ``flush_events``)."""
 
-    def route(self, query: str, *, record: bool | None = None) -> RouteResult: ...
-
-    def flush_events(self, timeout_s: float = 10.0) -> bool: ...
+    route: RouteText
+    flush_events: Callable[[], bool]
 
 
 class DispatchOptions(TypedDict, total=False):
@@ -164,7 +172,7 @@ class DispatchService:
         registry: Callable[[], SkillRegistry],
         store: Store,
         resolver: Callable[[], MentionResolver],
-        routing: RecordedRouting | None = None,
+        routing: RecordedRoutes | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.config = config

@@ -125,12 +125,16 @@ def analyse(
     sections = [frozenset(s.text for s in f.sections) for f in fields]
     del fields, texts
     router = Router.from_skills(
-        skills, cfg, store=store, backend=real, is_enabled=is_enabled, env=env, progress=progress
+        skills,
+        cfg,
+        caches=store,  # the store gives vectors; no stats
+        backend=real,
+        query_backend=backend,  # requests encoded once, then cached
+        is_enabled=is_enabled,
+        env=env,
+        progress=progress,
     )
-    router.store = None  # the store gave vectors; stats stay out
     embedded += router.index.cache.misses
-    if backend is not None:
-        router.index.backend = backend
     _batched(router)
     probes = _probes(requests, PROBES)
     total += len(probes)

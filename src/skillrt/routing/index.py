@@ -42,6 +42,7 @@ class RouterIndex:
         skills: Sequence[Skill],
         *,
         backend: EmbeddingBackend | None,
+        query_backend: EmbeddingBackend | None = None,
         cache: VectorCache | None = None,
         is_enabled: Callable[[Skill], bool] | None = None,
         token_match_max_texts: int = 0,
@@ -104,7 +105,9 @@ class RouterIndex:
             if snapshot is not None
             else LexicalIndex([f.field_terms for f in self.fields], weights=FIELD_WEIGHTS)
         )
-        self.backend = backend
+        #: What encodes the requests: ``query_backend`` (the same model behind a cache
+        #: of its own, say) or ``backend``, which encodes the skills.
+        self.backend = query_backend if query_backend is not None else backend
         self.cache = cache if cache is not None else VectorCache(None)
         self.semantic: SemanticIndex | None = None
         #: Token states for token matching (None: off, unsupported or over the limit).

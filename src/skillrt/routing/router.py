@@ -11,8 +11,10 @@ One route runs, in order:
    the minimal covering plan (:mod:`skillrt.routing.planner`);
 5. **explain** (:mod:`skillrt.routing.explain`): the routing reason and signals.
 
-The router never writes: telemetry is recorded by its caller
-(:func:`skillrt.telemetry.recording.record_result`).
+The router never writes: what hears of a route is given at construction
+(``on_route``, :mod:`skillrt.routing.observe`) and called once the route is decided;
+the runtime's recorder (:class:`skillrt.telemetry.recording.RouteRecorder`) writes the
+T1 event. A router is complete when constructed: nothing sets its collaborators later.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +36,7 @@ from skillrt.routing.evidence import gather
 from skillrt.routing.explain import routing_reason
 from skillrt.routing.history import HistoryInput, message_texts
 from skillrt.routing.index import RouterIndex
+from skillrt.routing.observe import RouteObserver, RouteSeen
 from skillrt.routing.plan import RouteResult
 from skillrt.routing.prereqs import PrerequisiteChecker
 from skillrt.routing.recall import recall
@@ -80,6 +84,8 @@ class Router:
         reader: A reranker after it, on the whole request (default: the reader with
             ``config.reader_weights`` when set and the index is semantic; see
             :mod:`skillrt.routing.reader`).
+        on_route: Observers told of each route once it is decided (recording its T1
+            event, say); what they return is attached to ``RouteResult.events``.
     """
 
     def __init__(
@@ -94,6 +100,7 @@ class Router:
         surface: str = "library",
         reranker: Reranker | None = None,
         reader: Reranker | None = None,
+        on_route: Sequence[RouteObserver] = (),
     ) -> None:
         self.index = index
         self.config = config or RoutingConfig()
@@ -114,6 +121,7 @@ class Router:
 
             reader = ReaderReranker(index, self._model(self.config), ReaderModel.load(weights))
         self.reader = reader
+        self.on_route = tuple(on_route)
         self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -124,28 +132,36 @@ class Router:
         config: RoutingConfig | None = None,
         *,
         store: Store | None = None,
+        caches: Store | None = None,
         backend: EmbeddingBackend | str | None = "config",
+        query_backend: EmbeddingBackend | None = None,
         is_enabled: Callable[[Skill], bool] | None = None,
         progress: BuildProgress | None = None,
         **kwargs: Any,
     ) -> Router:
         """Index ``skills`` and build a router. ``backend="config"`` follows
-        ``config.embedding_backend``; pass a backend, a backend name, or None (lexical).
+        ``config.embedding_backend``; pass a backend, a backend name, or None (lexical);
+        ``query_backend`` encodes the requests instead (the same model behind a cache
+        of its own, say: the skills are encoded by ``backend``).
 
-        Bodies are read (``config.read_bodies``) and every derived field and vector is
-        cached in ``store``; ``progress(what, done, total)`` follows the work on skills
-        that are new or changed (reading and splitting them, embedding their texts).
+        Per-skill stats are read from ``store``. Bodies are read (``config.read_bodies``)
+        and every derived field and vector is cached in ``caches`` (default: ``store``;
+        a shared store's runtime gives this machine's, ``store.local``; with no
+        ``store``, a router reads no stats); ``progress(what, done, total)`` follows the
+        work on skills that are new or changed (reading and splitting them, embedding
+        their texts). The other keywords are :class:`Router`'s.
         """
         from skillrt.routing.fields import fields_key, load_fields
         from skillrt.routing.vector_cache import VectorCache
 
         config = config or RoutingConfig()
+        cached = caches if caches is not None else store
         if backend == "config":
             backend = config.embedding_backend
         if isinstance(backend, str):
             backend = resolve_backend(backend, config)
         keys = [fields_key(s) for s in skills] if config.read_bodies else None
-        snapshot_at = _snapshot_at(store, keys, backend)
+        snapshot_at = _snapshot_at(cached, keys, backend)
         snapshot = None
         if snapshot_at is not None and backend is not None:
             from skillrt.routing.snapshot import load_snapshot
@@ -153,11 +169,12 @@ class Router:
             snapshot = load_snapshot(*snapshot_at, backend)
         fields = None
         if keys is not None and snapshot is None:
-            fields = load_fields(skills, store, progress=progress, keys=keys)
+            fields = load_fields(skills, cached, progress=progress, keys=keys)
         index = RouterIndex(
             skills,
             backend=backend,
-            cache=VectorCache(store, progress=progress),
+            query_backend=query_backend,
+            cache=VectorCache(cached, progress=progress),
             is_enabled=is_enabled,
             token_match_max_texts=config.token_match_max_texts,
             fields=fields,
@@ -180,12 +197,15 @@ class Router:
         explain: bool = False,
         surface: str | None = None,
         query_vector: Any = None,
+        record: bool | None = None,
     ) -> RouteResult:
         """Route one query; see the module docstring. "No skill" is a valid result.
 
         ``candidates`` restricts routing to those skills (names as in the index);
         ``query_vector`` skips embedding (batch evaluation embeds all queries at once)
         unless a reranker needs the query's tokens: then the query is still run once.
+        ``record`` is passed to the observers (:class:`RouteSeen`): False when the
+        caller records the route itself.
         """
         started = time.perf_counter()
         route_id = uuid.uuid4().hex
@@ -292,7 +312,7 @@ class Router:
         reason = routing_reason(
             selected, decision.candidates, cfg.selection_threshold, len(clause_ev), notes
         )
-        return RouteResult(
+        result = RouteResult(
             route_id=route_id,
             query=full_query,
             plan=decision.outcome.plan,
@@ -302,6 +322,12 @@ class Router:
             config_id=config_id,
             pointers=decision.outcome.pointers,
         )
+        if self.on_route:
+            seen = RouteSeen(surface=surface, model_id=index.model_id, record=record)
+            events = tuple(e for observe in self.on_route for e in observe(result, seen))
+            if events:
+                result = replace(result, events=events)
+        return result
 
     # -- internals -------------------------------------------------------------------
     def _model(self, cfg: RoutingConfig) -> ScoreModel:

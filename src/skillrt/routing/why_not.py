@@ -109,7 +109,7 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
         raise SkillNotFound(f"no skill named {skill!r} in the catalogue routed over", name=skill)
     i = int(rows[0])
     name = index.names[i]
-    result = router.route(query, explain=True, surface="cli")
+    result = router.route(query, explain=True, surface="cli", record=False)  # records nothing
     threshold = router.config.selection_threshold
     candidates = list(result.candidates)
     mine = next((c for c in candidates if c.name == name), None)

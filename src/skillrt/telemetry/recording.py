@@ -1,26 +1,26 @@
-"""Recording a route's T1 event (seed 001 §14) after the router answered.
+"""Recording a route's T1 event (seed 001 §14) once the router decided it.
 
-The router never writes; the surface that routed (the facade, the MCP server) records
-the result here, or hands it to the background :class:`~skillrt.telemetry.writer.RouteEventWriter`.
+The router never writes: :class:`RouteRecorder` is the observer the runtime gives its
+router (``on_route``), and records each route in the request or hands it to the
+background :class:`~skillrt.telemetry.writer.RouteEventWriter`; :func:`record_result`
+records one result for a caller that routed without it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
 
-from skillrt.config import StateConfig
 from skillrt.telemetry.events import record_route, route_event
 
 if TYPE_CHECKING:
     from skillrt.config import TelemetryConfig
+    from skillrt.routing.observe import RouteSeen
     from skillrt.routing.plan import RouteResult
-    from skillrt.routing.router import Router
     from skillrt.store.base import Store
     from skillrt.telemetry.writer import RouteEventWriter
 
-__all__ = ["RecordingRouter", "record_result"]
+__all__ = ["RouteRecorder", "record_result"]
 
 
 def record_result(
@@ -49,82 +49,41 @@ def record_result(
     return replace(result, events=(data,))
 
 
-class RecordingRouter:
-    """Routes through the current router and records each route's T1 event: in the
-    request on a local store, through a background :class:`RouteEventWriter` on a store
-    written over the network (the route never waits on it).
+class RouteRecorder:
+    """Records each route's T1 event, as an observer the router calls
+    (``Router(on_route=[recorder])``, :mod:`skillrt.routing.observe`): in the request on
+    a local store, through a background :class:`RouteEventWriter` on a store written
+    over the network (the route never waits on it).
 
-    On a store written over the network, a route waits on it (the enable state, when
-    the skills are read for the first time, and per-skill stats) at most
-    ``store_wait_s`` all told (:func:`~skillrt.store.base.patience`; default
-    ``state.route_wait_s``): past it, the route goes on with every skill enabled and
-    the stats last read (or none), so a store outage never holds a route.
-
-    The facade's ``route`` and the dispatch service's planning both route through one
-    of these, so a route is recorded the same way whoever asked for it.
+    Whether a route is recorded: the caller's ``record`` (:class:`RouteSeen`), else
+    ``telemetry.enabled``. The runtime's router has one, so a route is recorded the same
+    way whoever asked for it (the facade's ``route``, the dispatch service's planning,
+    a turn's context).
     """
 
     def __init__(
-        self,
-        router: Callable[[], Router],
-        store: Store,
-        telemetry: TelemetryConfig,
-        *,
-        record_query_text: bool = False,
-        store_wait_s: float | None = StateConfig.route_wait_s,
+        self, store: Store, telemetry: TelemetryConfig, *, record_query_text: bool = False
     ) -> None:
-        self._router = router
         self.store = store
         self.telemetry = telemetry
         self.record_query_text = record_query_text
-        self.store_wait_s = store_wait_s
         self._events: RouteEventWriter | None = None
 
-    def route(
-        self,
-        query: str,
-        *,
-        history: Sequence[str | Mapping[str, Any]] | None = None,
-        top_k: int | None = None,
-        candidates: Sequence[str] | None = None,
-        explain: bool = False,
-        surface: str | None = None,
-        record: bool | None = None,
-    ) -> RouteResult:
-        """Route one query and record its event (``record``: default
-        ``telemetry.enabled``; False leaves recording to the caller)."""
-        from skillrt.store.base import patience
-        from skillrt.telemetry.otel import span
-
-        surface = surface or "library"
-        attrs = {"skillrt.surface": surface, "skillrt.query_chars": len(query)}
-        with span("skillrt.route", attrs, enabled=self.telemetry.otel) as sp:
-            # One budget for every wait on the store: building the router reads the
-            # enable state (the first time), the route reads stats.
-            with patience(self.store_wait_s if self.store.background_writes else None):
-                router = self._router()
-                result = router.route(
-                    query,
-                    history=history,
-                    top_k=top_k,
-                    candidates=candidates,
-                    explain=explain,
-                    surface=surface,
-                )
-            if self.telemetry.enabled if record is None else record:
-                writer = self._writer()
-                if writer is not None:  # a shared store: off the request path
-                    result = _queued(writer, result, surface, router.index.model_id)
-                else:
-                    result = record_result(
-                        self.store,
-                        result,
-                        surface=surface,
-                        model_id=router.index.model_id,
-                        record_query_text=router.config.record_query_text,
-                    )
-            sp.set_attribute("skillrt.route_id", result.route_id)
-            return result
+    def __call__(self, result: RouteResult, seen: RouteSeen) -> tuple[dict[str, Any], ...]:
+        """Record ``result`` (unless told not to); what was recorded, for its ``events``."""
+        if not (self.telemetry.enabled if seen.record is None else seen.record):
+            return ()
+        writer = self._writer()
+        if writer is not None:  # a shared store: off the request path
+            return _queued(writer, result, seen.surface, seen.model_id)
+        recorded = record_result(
+            self.store,
+            result,
+            surface=seen.surface,
+            model_id=seen.model_id,
+            record_query_text=self.record_query_text,
+        )
+        return tuple(recorded.events)
 
     def _writer(self) -> RouteEventWriter | None:
         if not self.store.background_writes:
@@ -162,10 +121,10 @@ class RecordingRouter:
 
 def _queued(
     writer: RouteEventWriter, result: RouteResult, surface: str, model_id: str | None
-) -> RouteResult:
+) -> tuple[dict[str, Any], ...]:
     from skillrt.telemetry.events import event_summary
 
     event = writer.submit(result, surface=surface, model_id=model_id)
     if event is None:
-        return result
-    return replace(result, events=(event_summary(event, recorded=False, queued=True),))
+        return ()
+    return (event_summary(event, recorded=False, queued=True),)
