@@ -28,11 +28,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "fileopen",
         "hook_budget",
         "interrupts",
+        "runner_settings",
         "statedir",
         "version",
         "webpage",
         "wellformed",
-    ),  # fmt: skip
+    ),
     ("fastjson", "serialize"),
     # errors; how to talk to a daemon (the prompt hook's fast path)
     ("daemon", "errors"),

@@ -22,6 +22,7 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from skillrt import hook_budget
 from skillrt.errors import ConfigError
+from skillrt.runner_settings import RunnerSettings
 
 # Seed 001 §18, routing defaults.
 DEFAULT_SEMANTIC_TOP_K = 3
@@ -316,24 +317,12 @@ class DispatchConfig:
 
 
 @dataclass(frozen=True)
-class ExecutionConfig:
-    """Runners, fallback and repair budgets (seed 001 §10-13)."""
+class ExecutionConfig(RunnerSettings):
+    """Runners (:class:`RunnerSettings`: ``runner``, ``runner_cmd``, ...), fallback and
+    repair budgets (seed 001 §10-13)."""
 
     __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
-    #: The runner and its settings: each key here is also a flag of every command that
-    #: runs one (``skillrt.execution.options.RunnerOptions``).
-    runner: str = "dry-run"
-    runner_cmd: str | None = None
-    #: The command's agent writes files itself (an agentic CLI): a workflow phase asks it
-    #: to write its memory file. False: the command returns text, which skillrt writes.
-    writes_files: bool = False
-    base_url: str | None = None
-    model: str | None = None
-    #: The environment variable holding the OpenAI-compatible endpoint's API key (read
-    #: when the runner is built, never stored).
-    api_key_env: str = "OPENAI_API_KEY"
-    timeout_s: float = 300.0
     max_output_bytes: int = 1_000_000
     max_retry_per_path: int = DEFAULT_MAX_RETRY_PER_PATH
     repair_enabled: bool = False

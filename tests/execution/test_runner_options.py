@@ -189,3 +189,46 @@ def test_capabilities() -> None:
     assert OpenAIRunner(URL, "m").describe()["model"] == "m"
     assert CommandRunner("cat").writes_files is False
     assert CommandRunner("cat", writes_files=True).writes_files is True
+
+
+def test_a_runner_setting_is_declared_once() -> None:
+    """Each runner setting is one field of RunnerSettings (issue 28): the ``execution``
+    key, the option, the flag and the runner kinds that save it all come from it."""
+    from skillrt.cli.runner_flags import add_runner_flags
+    from skillrt.execution.options import runner_settings
+    from skillrt.runner_settings import RunnerSettings
+
+    names = [f.name for f in dataclasses.fields(RunnerSettings)]
+    assert issubclass(ExecutionConfig, RunnerSettings)
+    assert [f.name for f in dataclasses.fields(RunnerOptions)] == names
+    parser = argparse.ArgumentParser()
+    add_runner_flags(parser)
+    assert {a.dest for a in parser._actions if a.option_strings} - {"help"} == {
+        *names,
+        "dry_run",
+    }
+    for kind, cls in RUNNERS.items():
+        assert cls.settings == runner_settings(kind)
+    assert SELECTED_BY == {"runner_cmd": "command", "base_url": "openai"}
+
+
+def test_a_new_setting_is_an_option_and_a_flag_by_its_field_alone() -> None:
+    from skillrt.execution.options import _optional_fields_of, runner_settings
+    from skillrt.runner_settings import RunnerSettings, _runner_setting
+
+    @dataclasses.dataclass(frozen=True)
+    class WithTemperature(RunnerSettings):
+        temperature: float = _runner_setting(
+            0.0, "--temperature", "sampling temperature", kinds=("openai",), type=float
+        )
+
+    @_optional_fields_of(WithTemperature)
+    class Options:
+        pass
+
+    chosen = Options(temperature=0.5)
+    assert chosen.temperature == 0.5 and Options().temperature is None
+    assert typing.get_type_hints(Options)["temperature"] == float | None
+    field = next(f for f in dataclasses.fields(Options) if f.name == "temperature")
+    assert field.metadata["flag"] == "--temperature"
+    assert "temperature" not in runner_settings("openai")  # only the declared class has it

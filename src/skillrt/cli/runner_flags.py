@@ -24,12 +24,12 @@ def add_runner_flags(
     parser: argparse.ArgumentParser | argparse._ArgumentGroup, *, dry_run: bool = True
 ) -> None:
     """Add the runner flags (and ``--dry-run`` unless ``dry_run=False``) to ``parser``."""
-    from skillrt.execution.options import RunnerOptions
+    from skillrt.execution.options import RUNNER_NAMES, RunnerOptions
 
     for f in dataclasses.fields(RunnerOptions):
-        meta = dict(f.metadata)
-        flag = meta.pop("flag")
-        parser.add_argument(flag, dest=f.name, default=None, **meta)
+        meta = f.metadata
+        help = str(meta["help"]).format(runner_names=", ".join(RUNNER_NAMES))
+        parser.add_argument(meta["flag"], dest=f.name, default=None, help=help, **meta["parser"])
     if dry_run:
         parser.add_argument(
             "--dry-run", action="store_true", help="print the assembled prompts; run no model"

@@ -52,8 +52,16 @@ class Runner(ABC):
     dry_run: ClassVar[bool] = False
     writes_files: bool = False
     model: str | None = None
-    #: The ``execution`` keys this kind reads: saved in :meth:`spec` (never a secret).
+    #: The runner settings this kind is built with, saved in :meth:`spec` (never a
+    #: secret): the :class:`~skillrt.runner_settings.RunnerSettings` fields that name this kind.
     settings: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "settings" not in cls.__dict__:
+            from skillrt.execution.options import runner_settings
+
+            cls.settings = runner_settings(cls.name)
 
     @classmethod
     def from_config(

@@ -130,7 +130,6 @@ class CommandRunner(Runner):
     """Runs a shell command with the prompt on stdin; stdout is the output."""
 
     name = "command"
-    settings = ("runner_cmd", "writes_files")
 
     def __init__(
         self,
@@ -332,7 +331,6 @@ class OpenAIRunner(Runner):
     """POSTs the prompt to ``<base_url>/chat/completions`` (any OpenAI-compatible server)."""
 
     name = "openai"
-    settings = ("base_url", "model", "api_key_env")
 
     def __init__(
         self,
