@@ -50,13 +50,13 @@ BIN = Path(os.environ.get("SKILLRT_CLIENTS_BIN") or REPO / ".ci/cache/clients/no
 EXE = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}
 FOLDER = {"claude-code": ".claude/skills", "codex": ".agents/skills", "gemini": ".gemini/skills"}
 PROMPT = "The nightly build fails after the refactor: find the root cause before fixing anything"
-#: Prompts over the real catalogue (each routes to a skill there).
+#: The big catalogue gets one example skill of a name it lacks, and these prompts go to
+#: it: a first prompt that must inject is not left to how crowded the catalogue is.
+EXTRA_SKILL = "sql-query-review"
 REAL_PROMPTS = [
-    "review this pull request for security problems",
-    "write a failing test first for the date parser",
-    "create a PDF report from this spreadsheet",
-    "make a slide deck about our Q3 results",
-    "deploy this Next.js app to production",
+    "review this SQL query for injection",
+    "check my sql query for injection before I merge it",
+    "is this SQL query safe from injection?",
 ]
 
 
@@ -137,7 +137,8 @@ class Setup:
         return time.perf_counter() - started
 
     def stop_daemons(self) -> None:
-        mine = str(self.home.parent).encode()
+        """End the daemons this set-up's hooks started (their state is in its cache)."""
+        mine = self.env["XDG_CACHE_HOME"].encode()
         for entry in os.listdir("/proc"):
             if entry.isdigit():
                 try:
@@ -304,7 +305,8 @@ def main(argv: list[str] | None = None) -> int:
     cache = work / "cache"
     catalogue = work / f"real{args.skills}"
     if not catalogue.exists():
-        build_real_catalogue(catalogue, args.skills, seed=0)
+        build_real_catalogue(catalogue, args.skills - 1, seed=0)
+        shutil.copytree(REPO / "examples" / "skills" / EXTRA_SKILL, catalogue / EXTRA_SKILL)
     results: dict[str, Any] = {"overhead": [], "first": []}
     for client in args.clients.split(","):
         if not args.skip_overhead:
