@@ -220,7 +220,7 @@ def test_no_bypass_option_exists() -> None:
     """Seed 002 invariant 6: phase advancement blocks on verification; nothing skips it."""
     parsers = _workflow_parsers()
     assert set(parsers) == {"start", "status", "resume", "list", "advance"}
-    globals_ = {"-h", "--help", "--root", "--config", "--state", "--json"}
+    globals_ = {"-h", "--help", "--root", "--config", "--state", "--json", "--no-client-roots"}
     runner = {
         "--runner",
         "--runner-cmd",
