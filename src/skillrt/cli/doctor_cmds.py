@@ -89,7 +89,7 @@ def cmd_doctor(ctx: CliContext) -> int:
         from skillrt.doctor.html import render_html
 
         try:
-            atomic_write_text(html_path, render_html(report))
+            atomic_write_text(html_path, render_html(report), shared=True)
         except OSError as exc:
             raise UsageError(f"cannot write {html_path}: {exc}", path=str(html_path)) from exc
     ctx.emit(report, lambda: render(report, top=args.top, html=html_path))

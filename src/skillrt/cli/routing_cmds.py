@@ -332,7 +332,7 @@ def _write_per_query(path: Path, report: EvalReport) -> None:
     from skillrt.serialize import to_json
 
     lines = [to_json(o) for o in report.outcomes]
-    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines), shared=True)
 
 
 def _pct(value: float | None) -> str:
