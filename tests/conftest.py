@@ -44,6 +44,16 @@ def _offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test's own user cache folder: the prompt hook (and the daemon it starts)
+    keep their state there (``$XDG_CACHE_HOME/skillrt``), never in the real one."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    # A hook that finds no daemon starts one (it lives 15 min): only the tests of that
+    # behaviour let it, and stop what they start.
+    monkeypatch.setenv("SKILLRT_DAEMON_AUTOSTART", "0")
+
+
 SkillFactory = Callable[..., Path]
 
 

@@ -77,9 +77,9 @@ def _relative_to(base: Path, value: str) -> Path:
     return p if p.is_absolute() else base / p
 
 
-def peek_state_dir(path: Path) -> Path:
-    """The ``state_dir`` of config file ``path`` (default ``<its folder>/.skillrt``),
-    reading nothing else from it.
+def peek_state_dir(path: Path, default: Path | None = None) -> Path:
+    """The ``state_dir`` of config file ``path`` (when it names none: ``default``, else
+    ``<its folder>/.skillrt``), reading nothing else from it.
 
     The prompt hook runs once per prompt and only needs the state folder to find the
     daemon: it must not pay for validating the whole file (pydantic's import alone is
@@ -90,7 +90,7 @@ def peek_state_dir(path: Path) -> Path:
     data = _peek(path)
     value = data.get("state_dir") if isinstance(data, dict) else None
     if value is None:
-        return base / ".skillrt"
+        return default if default is not None else base / ".skillrt"
     if not isinstance(value, str):
         raise ConfigError("'state_dir': Input should be a valid string", field="state_dir")
     return _relative_to(base, value)
@@ -152,9 +152,14 @@ class DiscoveryConfig:
     roots: tuple[RootConfig, ...] = ()
     #: Search ``<project>/.agents/skills``, ``<project>/skills``, ``~/.agents/skills``.
     conventional_roots: bool = True
-    #: Opt-in client folders: ``.claude/skills`` and ``.codex/skills`` (project and user).
+    #: Search every coding agent's own skill folders, in the project and the home
+    #: folder: ``.claude/skills``, ``.codex/skills``, ``.gemini/skills`` (the skills a
+    #: client reads are the ones its prompt hook routes to). ``--no-client-roots`` turns
+    #: it off; the three switches below then pick single clients.
+    client_roots: bool = True
     claude_roots: bool = False
     codex_roots: bool = False
+    gemini_roots: bool = False
     max_depth: int = DEFAULT_MAX_DEPTH
     max_dirs_per_root: int = DEFAULT_MAX_DIRS_PER_ROOT
     max_skill_file_bytes: int = DEFAULT_MAX_SKILL_FILE_BYTES
@@ -162,6 +167,9 @@ class DiscoveryConfig:
     skip_dirs: tuple[str, ...] = (".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn")
     #: Home folder for the user-scope roots; None means no user roots (the CLI fills it).
     home_dir: ConfigPath | None = None
+    #: Codex CLI's home (``$CODEX_HOME``; the CLI fills it): its ``skills`` folder
+    #: stands for ``~/.codex/skills``.
+    codex_home: ConfigPath | None = None
     #: (folder, namespace) pairs: skills at or under the folder get the namespace (S5),
     #: whatever root they are found from; the deepest matching folder wins.
     namespaces: tuple[tuple[Path, str], ...] = ()
@@ -429,6 +437,14 @@ class HookConfig:
     #: state, stats, writing its route event): past it, it goes on without the store,
     #: logs so, and its event goes to the outbox.
     store_wait_s: float = hook_budget.STORE_WAIT_S
+    #: When no daemon answers, start one in the background for the next prompts (one
+    #: per state folder, detached, logged to ``<state_dir>/daemon.log``).
+    daemon_autostart: bool = True
+    #: Seconds without a request after which a daemon the hook started stops.
+    daemon_idle_s: float = hook_budget.DAEMON_IDLE_S
+    #: Seconds a daemon the hook started may take to load the skills and the index
+    #: before it gives up.
+    daemon_start_timeout_s: float = hook_budget.DAEMON_START_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -575,8 +591,10 @@ T = TypeVar("T")
 
 
 def check_hook(hook: HookConfig) -> None:
-    """Both bounds are positive."""
-    for name in ("deadline_s", "daemon_timeout_s", "store_wait_s"):
+    """Every bound is positive."""
+    names = ("deadline_s", "daemon_timeout_s", "store_wait_s", "daemon_idle_s",
+             "daemon_start_timeout_s")  # fmt: skip
+    for name in names:
         value = getattr(hook, name)
         if value is not None and not value > 0:
             raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")

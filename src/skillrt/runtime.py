@@ -10,7 +10,7 @@ and each operation's options are declared once, next to the service that takes t
 from __future__ import annotations
 
 import builtins
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -614,11 +614,13 @@ class SkillRuntime:
         surface: str = "hook",
         budget: int | None = None,
         record: bool | None = None,
+        loaded: Collection[str] = (),
     ) -> TurnContext:
         """What one user message adds to the model's context: its ``$`` mentions
         resolved, or the routed skills, as ``Using skill:`` lines and injection blocks
         within ``budget`` characters (the prompt hook, the daemon and the agent-framework
-        helpers all answer with this)."""
+        helpers all answer with this); a skill in ``loaded`` (already in the
+        conversation's context) gets a reminder line instead of its body."""
         from skillrt.turns import DEFAULT_BUDGET, build_turn_context
 
         return build_turn_context(
@@ -628,6 +630,7 @@ class SkillRuntime:
             surface=surface,
             budget=DEFAULT_BUDGET if budget is None else budget,
             record=record,
+            loaded=loaded,
         )
 
     def eval(

@@ -11,6 +11,10 @@ For one message (SPEC I2-I4, R1, L5; seed 004 §4):
    history) and records its T1 event; each skill of the plan that is enabled and may be
    invoked by a model is injected. An empty plan injects nothing at all.
 
+A skill already ``loaded`` in the conversation (its block stands in the context the
+client keeps: the prompt hook reads that from the client's transcript) is not injected
+again: it gets one reminder line instead (:data:`REMINDER`).
+
 Each injected skill is the line ``Using skill: <name>`` followed by its injection block,
 the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``budget``
 characters: when it does not, each body gets a share of what is left after the header
@@ -21,11 +25,12 @@ loader's truncate policy, which keeps the key sections.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from skillrt.errors import SkillrtError
+from skillrt.skills.checks import validate_problem
 from skillrt.wellformed import well_formed
 
 if TYPE_CHECKING:
@@ -39,6 +44,8 @@ DEFAULT_BUDGET = 9_500
 MIN_BODY_CHARS = 400
 #: Marks a block cut to fit when the loader's fitting still left it too long.
 CUT_MARK = "\n[... cut to fit the context budget]\n"
+#: What a skill already in the conversation's context gets instead of its body again.
+REMINDER = "Still using skill: {name} (its instructions are earlier in this conversation)."
 
 TurnSource = Literal["mention", "route", "none"]
 
@@ -62,6 +69,9 @@ class TurnContext:
     routing_reason: str | None = None
     #: True when a body was fitted or cut to stay within the budget.
     truncated: bool = False
+    #: Skills of this turn already in the conversation's context: a reminder line each,
+    #: no body.
+    reminded: tuple[str, ...] = ()
     #: The route behind a ``source="route"`` turn (not serialised).
     _route: RouteResult | None = field(default=None, repr=False, compare=False)
 
@@ -78,6 +88,7 @@ class TurnContext:
             route_id=data.get("route_id"),
             routing_reason=data.get("routing_reason"),
             truncated=bool(data.get("truncated")),
+            reminded=tuple(data.get("reminded") or ()),
         )
 
 
@@ -89,32 +100,45 @@ def build_turn_context(
     surface: str = "hook",
     budget: int = DEFAULT_BUDGET,
     record: bool | None = None,
+    loaded: Collection[str] = (),
 ) -> TurnContext:
     """The context for ``prompt`` (see the module docstring).
 
     ``record=False`` routes without writing the T1 event (the caller records it, as the
     daemon does through its background writer); ``surface`` labels that event.
+    ``loaded`` names the skills already in the conversation's context.
     """
     prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
     resolution = runtime.resolve(prompt, surface="user")
     if resolution.mentions:
         diagnostics = tuple({"code": d.code, "message": d.message} for d in resolution.diagnostics)
         names = [a.skill for a in resolution.activated]
-        return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics)
+        return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics, loaded=loaded)
     result = runtime.route(prompt, history=history, surface=surface, record=record)
     registry = runtime.registry
     names = []
     primary = None
+    invalid: list[dict[str, str]] = []
     for name in result.plan.names:
         try:
             skill = registry.get(name)
         except SkillrtError:
             continue  # a catalogue-only skill has no body to inject
-        if registry.is_enabled(skill) and not skill.disable_model_invocation:
-            names.append(skill.qualified_name)
-            if name == result.plan.primary:
-                primary = skill.qualified_name
-    ctx = _assemble(runtime, names, budget, "route" if names else "none", primary=primary)
+        if not registry.is_enabled(skill) or skill.disable_model_invocation:
+            continue
+        problem = validate_problem(skill)
+        if problem is not None:  # `validate` fails it: `list` and `doctor` report it
+            why = f"not injected: it fails validation ({problem.message})"
+            invalid.append({"skill": skill.qualified_name, "code": problem.code, "message": why})
+            continue
+        names.append(skill.qualified_name)
+        if name == result.plan.primary:
+            primary = skill.qualified_name
+    ctx = _assemble(
+        runtime, names, budget, "route" if names else "none", primary=primary, loaded=loaded
+    )
+    if invalid:
+        ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
     return dataclasses.replace(
         ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
     )
@@ -128,32 +152,36 @@ def _assemble(
     *,
     diagnostics: tuple[dict[str, str], ...] = (),
     primary: str | None = None,
+    loaded: Collection[str] = (),
 ) -> TurnContext:
     from skillrt.invocation.messages import using_skill
 
+    reminded = tuple(n for n in names if n in loaded)
+    names = [n for n in names if n not in loaded]
     limits = dataclasses.replace(runtime.config.limits, body_policy="truncate")
-    loaded: dict[str, LoadResult] = {}
+    bodies: dict[str, LoadResult] = {}
     errors: list[dict[str, str]] = []
     for name in names:
         try:
-            loaded[name] = runtime.load_body(name, spill=False, limits=limits)
+            bodies[name] = runtime.load_body(name, spill=False, limits=limits)
         except SkillrtError as exc:
             errors.append({"skill": name, "code": exc.code, "message": exc.message})
-    kept = list(loaded)
-    tail = "\n".join(d["message"] for d in diagnostics)
+    kept = list(bodies)
+    tail = "\n".join([*(REMINDER.format(name=n) for n in reminded),
+                      *(d["message"] for d in diagnostics)])  # fmt: skip
     # Per skill: everything but the body text (the activation line, the block header).
-    overhead = {n: len(using_skill(n)) + 2 + len(runtime.inject(loaded[n])) - len(loaded[n].text)
+    overhead = {n: len(using_skill(n)) + 2 + len(runtime.inject(bodies[n])) - len(bodies[n].text)
                 for n in kept}  # fmt: skip
     fixed = len(tail) + 1
     # The primary skill (the one chosen for the request as a whole) is served first.
-    first = primary if primary in loaded else None
+    first = primary if primary in bodies else None
     kept.sort(key=lambda n: n != first)
     while kept and fixed + sum(overhead[n] for n in kept) + MIN_BODY_CHARS * len(kept) > budget:
         kept.pop()  # the plan's last skills give way to its first
     truncated = False
-    if sum(overhead[n] + len(loaded[n].text) for n in kept) + fixed > budget:
+    if sum(overhead[n] + len(bodies[n].text) for n in kept) + fixed > budget:
         available = budget - fixed - sum(overhead[n] for n in kept)
-        sizes = {n: len(loaded[n].text) for n in kept}
+        sizes = {n: len(bodies[n].text) for n in kept}
         if first is not None and first in sizes:
             # Its whole body if it fits beside a minimal share for each other skill.
             room = available - MIN_BODY_CHARS * (len(kept) - 1)
@@ -162,15 +190,15 @@ def _assemble(
         else:
             shares = _shares(sizes, available)
         for n in kept:
-            if len(loaded[n].text) > shares[n]:
+            if len(bodies[n].text) > shares[n]:
                 fitted = dataclasses.replace(limits, max_skill_body_chars=max(1, shares[n]))
-                loaded[n] = runtime.load_body(n, spill=False, limits=fitted)
+                bodies[n] = runtime.load_body(n, spill=False, limits=fitted)
                 truncated = True
-    truncated = truncated or any(loaded[n].report.truncated for n in kept)
+    truncated = truncated or any(bodies[n].report.truncated for n in kept)
     kept.sort(key=lambda n: names.index(n))  # shown in plan order
     parts: list[str] = []
     for n in kept:
-        parts.append(f"{using_skill(n)}\n{runtime.inject(loaded[n])}".rstrip("\n"))
+        parts.append(f"{using_skill(n)}\n{runtime.inject(bodies[n])}".rstrip("\n"))
     if tail:
         parts.append(tail)
     text = "\n\n".join(parts)
@@ -183,8 +211,9 @@ def _assemble(
         lines=tuple(using_skill(n) for n in kept),
         diagnostics=diagnostics,
         errors=tuple(errors),
-        source=source if kept or diagnostics else "none",
+        source=source if kept or diagnostics or reminded else "none",
         truncated=truncated,
+        reminded=reminded,
     )
 
 

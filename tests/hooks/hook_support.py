@@ -63,8 +63,17 @@ def build_skills(root: Path, make_skill: Callable[..., Path]) -> Path:
     return root
 
 
+def hook_state(project: Path) -> Path:
+    """The state folder the hook uses for ``project`` (the user's cache folder's, unless
+    the project has a ``.skillrt/`` of its own)."""
+    from skillrt.hooks.locations import default_state_dir
+
+    return Path(default_state_dir(str(project), os.environ))
+
+
 def env(**extra: str) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith("SKILLRT_")}
+    out["SKILLRT_DAEMON_AUTOSTART"] = os.environ.get("SKILLRT_DAEMON_AUTOSTART", "1")
     out.pop("CLAUDE_PROJECT_DIR", None)
     out["PYTHONPATH"] = str(REPO / "src")
     out.update(extra)

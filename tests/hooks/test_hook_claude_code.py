@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hook_support import claude_payload, hook_output, skillrt, write_transcript
+from hook_support import claude_payload, hook_output, hook_state, skillrt, write_transcript
 
 from skillrt.turns import DEFAULT_BUDGET
 
@@ -45,7 +45,7 @@ def test_route_is_recorded_as_a_hook_route(project: Path, skills: Path) -> None:
     import sqlite3
 
     hook_output(run_hook(project, skills, "please do a code review of my pr"))
-    conn = sqlite3.connect(project / ".skillrt" / "state.db")
+    conn = sqlite3.connect(hook_state(project) / "state.db")
     rows = conn.execute("SELECT surface, selected_skills FROM route_events").fetchall()
     conn.close()
     assert len(rows) == 1 and rows[0][0] == "hook" and "code-review" in rows[0][1]
@@ -107,7 +107,7 @@ def test_long_body_is_fitted_under_ten_thousand_characters(project: Path, skills
 def _breakdown(project: Path) -> list[str]:
     import sqlite3
 
-    conn = sqlite3.connect(project / ".skillrt" / "state.db")
+    conn = sqlite3.connect(hook_state(project) / "state.db")
     rows = [r[0] for r in conn.execute("SELECT score_breakdown FROM route_events ORDER BY ts")]
     conn.close()
     return rows
@@ -134,7 +134,7 @@ def test_history_comes_from_the_transcript(project: Path, skills: Path, tmp_path
 def test_bad_input_prints_nothing_and_logs(project: Path, skills: Path, payload: str) -> None:
     proc = run_hook(project, skills, "", payload=payload or " ")
     assert proc.returncode == 0 and proc.stdout == ""
-    log = (project / ".skillrt" / "hook.log").read_text()
+    log = (hook_state(project) / "hook.log").read_text()
     assert "hook input" in log
 
 

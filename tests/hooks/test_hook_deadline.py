@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hook_support import build_skills, claude_payload, env, hook_output, skillrt
+from hook_support import build_skills, claude_payload, env, hook_output, hook_state, skillrt
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def stopped_daemon(tmp_path: Path, make_skill: Callable[..., Path]) -> Iterator[
 
 
 def hook_log(project: Path) -> str:
-    path = project / ".skillrt" / "hook.log"
+    path = hook_state(project) / "hook.log"
     return path.read_text() if path.exists() else ""
 
 

@@ -76,3 +76,32 @@ def test_the_primary_keeps_its_whole_body_before_the_plan_shares_the_rest(
     # Without a primary the two bodies share the budget: neither is whole.
     shared = _assemble(rt, ["first-skill", "second-skill"], budget, "route")
     assert whole not in shared.text and len(shared.text) <= budget
+
+
+# -- each skill once per conversation (issue 27) --------------------------------------
+def test_a_skill_already_loaded_gets_a_reminder_not_its_body(runtime: SkillRuntime) -> None:
+    first = runtime.turn_context("please do a code review of my pr")
+    assert first.skills == ("code-review",) and "[Skill: code-review |" in first.text
+    again = runtime.turn_context("please do a code review of my pr", loaded=["code-review"])
+    assert again.skills == () and again.reminded == ("code-review",)
+    assert "[Skill: code-review |" not in again.text
+    assert again.text.count("\n") == 0 and "code-review" in again.text  # one line
+    other = runtime.turn_context("$sql-review check this", loaded=["code-review"])
+    assert other.skills == ("sql-review",) and other.reminded == ()  # others as usual
+    named = runtime.turn_context("$code-review again please", loaded=["code-review"])
+    assert named.reminded == ("code-review",) and "[Skill:" not in named.text
+
+
+def test_a_skill_that_fails_validation_is_not_injected(tmp_path: Path, make_skill: object) -> None:
+    from typing import Any, cast
+
+    make = cast(Any, make_skill)
+    root = tmp_path / "vskills"
+    # its name is not its folder's: NAME_DIR_MISMATCH, which `validate` fails
+    make("code-review", description="Review a pull request for bugs.", root=root,
+         triggers=["review my pr"], folder="review")  # fmt: skip
+    config = RuntimeConfig(routing=RoutingConfig(embedding_backend="none"))
+    rt = SkillRuntime(config, roots=[root], persist=False)
+    ctx = rt.turn_context("please review my pr")
+    assert ctx.text == "" and ctx.skills == ()
+    assert [e["code"] for e in ctx.errors] == ["NAME_DIR_MISMATCH"]

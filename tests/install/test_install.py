@@ -74,7 +74,11 @@ def test_claude_code_project_install_is_idempotent_and_exactly_undone(
     assert first.returncode == 0, first.stderr
     report = json.loads(first.stdout)
     assert report["files"][0]["changed"] and report["files"][0]["backup"]
-    assert Path(report["files"][0]["backup"]).read_text() == original
+    backup = Path(report["files"][0]["backup"])
+    assert backup.read_text() == original
+    assert not backup.is_relative_to(project)  # kept in skillrt's folder, not the repo
+    # a root outside the project is named absolutely, and said not to be portable
+    assert "NOT_PORTABLE" in [w["code"] for w in report["warnings"]]
     data = json.loads(settings.read_text())
     assert data["permissions"] == EXISTING["permissions"] and data["model"] == "opus"
     assert data["hooks"]["PreToolUse"] == EXISTING["hooks"]["PreToolUse"]
@@ -92,6 +96,57 @@ def test_claude_code_project_install_is_idempotent_and_exactly_undone(
     gone = install(project, home, "claude-code", "--uninstall", "--root", str(skills))
     assert gone.returncode == 0, gone.stderr
     assert settings.read_text() == original
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
+
+
+def test_project_settings_work_on_every_machine(project: Path, home: Path) -> None:
+    """The shared settings name `skillrt` on PATH and roots relative to the project: no
+    absolute interpreter path, nothing of this machine's layout."""
+    (project / "team-skills").mkdir()
+    proc = install(project, home, "claude-code", "--root", "team-skills", "--json",
+                   command=None)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    text = (project / ".claude" / "settings.json").read_text()
+    handler = json.loads(text)["hooks"]["UserPromptSubmit"][0]["hooks"][0]
+    assert handler["command"] == "skillrt hook claude-code --root team-skills"
+    assert str(project) not in text and sys.executable not in text
+    # the user's own settings may name this machine's Python: they are not shared
+    assert install(project, home, "claude-code", "--user", command=None).returncode == 0
+    user = json.loads((home / ".claude" / "settings.json").read_text())
+    assert sys.executable in user["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+
+
+def test_inline_objects_and_the_rest_of_the_file_keep_their_bytes(
+    project: Path, home: Path
+) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = (
+        '{\n  "env": {"A": "1", "B": "2"},\n'
+        '  "permissions": { "allow": ["Bash(ls)"] },\n'
+        '  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "x"}]}]\n  }\n}\n'
+    )
+    settings.write_text(original)
+    assert install(project, home, "claude-code").returncode == 0
+    installed = settings.read_text()
+    assert installed.startswith(
+        '{\n  "env": {"A": "1", "B": "2"},\n  "permissions": { "allow": ["Bash(ls)"] },\n'
+        '  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "x"}]}],\n'
+        '    "UserPromptSubmit": ['
+    )
+    assert install(project, home, "claude-code", "--uninstall").returncode == 0
+    assert settings.read_text() == original
+
+
+def test_an_old_backup_beside_the_file_is_removed(project: Path, home: Path) -> None:
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text('{"model": "opus"}\n')
+    (settings.parent / "settings.json.skillrt.bak").write_text('{"model": "opus"}\n')
+    assert install(project, home, "claude-code").returncode == 0
+    assert install(project, home, "claude-code", "--uninstall").returncode == 0
+    assert settings.read_text() == '{"model": "opus"}\n'
+    assert sorted(p.name for p in settings.parent.iterdir()) == ["settings.json"]
 
 
 def test_user_scope_creates_and_removes_the_file(project: Path, home: Path) -> None:
@@ -106,7 +161,7 @@ def test_user_scope_creates_and_removes_the_file(project: Path, home: Path) -> N
                     "hooks": [
                         {
                             "type": "command",
-                            "command": "skillrt hook claude-code --client-roots",
+                            "command": "skillrt hook claude-code",
                             "timeout": 10,
                         }
                     ],
@@ -155,7 +210,8 @@ def test_codex_toml_block_and_hooks(project: Path, home: Path, tmp_path: Path) -
     config.write_text(original)
     skills = tmp_path / "skills dir"  # a space: quoting matters
     skills.mkdir()
-    assert install(project, home, "codex", "--user", "--root", str(skills)).returncode == 0
+    args = ("codex", "--user", "--mcp", "--no-trust", "--root", str(skills))
+    assert install(project, home, *args).returncode == 0
     parsed = tomllib.loads(config.read_text())
     assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"] == {"command": "other"}
     assert parsed["mcp_servers"]["skillrt"] == {
@@ -167,7 +223,7 @@ def test_codex_toml_block_and_hooks(project: Path, home: Path, tmp_path: Path) -
     handler = hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     assert is_our_hook(handler, "codex") and "'" in handler["command"]  # quoted path
     text = config.read_text()
-    assert install(project, home, "codex", "--user", "--root", str(skills)).returncode == 0
+    assert install(project, home, *args).returncode == 0
     assert config.read_text() == text
     assert install(project, home, "codex", "--user", "--uninstall").returncode == 0
     assert config.read_text() == original
@@ -178,16 +234,39 @@ def test_codex_refuses_a_server_it_did_not_write(project: Path, home: Path) -> N
     config = home / ".codex" / "config.toml"
     config.parent.mkdir()
     config.write_text('[mcp_servers.skillrt]\ncommand = "mine"\n')
-    proc = install(project, home, "codex", "--user", "--json")
+    proc = install(project, home, "codex", "--user", "--mcp", "--no-trust", "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["error"]["code"] == "E_INSTALL"
     assert config.read_text() == '[mcp_servers.skillrt]\ncommand = "mine"\n'
+
+
+def test_codex_without_mcp_leaves_config_toml_alone(project: Path, home: Path) -> None:
+    proc = install(project, home, "codex", "--user", "--no-trust", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert not (home / ".codex" / "config.toml").exists()
+    assert json.loads(proc.stdout)["trust"]["skipped"] is True
+    assert (home / ".codex" / "hooks.json").exists()
+
+
+def test_codex_install_without_codex_says_the_one_step_and_fails(project: Path, home: Path) -> None:
+    proc = install(project, home, "codex", "--user", "--codex", str(home / "no-codex"), "--json")
+    assert proc.returncode == 1
+    trust = json.loads(proc.stdout)["trust"]
+    assert trust["ok"] is False and trust["reason"] == "codex_not_started"
+    assert "/hooks" in trust["step"]
+    assert (home / ".codex" / "hooks.json").exists()  # installed; only the trust is missing
+
+
+def test_gemini_hook_only_unless_mcp_is_asked(project: Path, home: Path) -> None:
+    assert install(project, home, "gemini").returncode == 0
+    data = json.loads((project / ".gemini" / "settings.json").read_text())
+    assert "mcpServers" not in data and data["hooks"]["BeforeAgent"]
 
 
 def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
     settings = project / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"theme": "Dracula", "mcpServers": {"x": {"command": "x"}}}))
-    assert install(project, home, "gemini").returncode == 0
+    assert install(project, home, "gemini", "--mcp").returncode == 0
     data = json.loads(settings.read_text())
     assert data["theme"] == "Dracula" and data["mcpServers"]["x"] == {"command": "x"}
     assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp"]}
@@ -223,7 +302,8 @@ def test_installed_hook_command_runs(project: Path, home: Path, tmp_path: Path) 
             project / ".claude",
             [sys.executable, "-m", "skillrt"],
             ["--root", str(skills.parent)],
-        )
+        ),
+        backups=tmp_path / "backups",
     )
     command = json.loads(plan_[0].after or "{}")["hooks"]["UserPromptSubmit"][0]["hooks"][0][
         "command"
@@ -303,20 +383,22 @@ def test_install_then_uninstall_gives_back_any_settings(
         original = json.dumps(data, indent=2) + "\n" if data else ""
         if original:
             path.write_text(original)
-        target = Target(client, folder, ["skillrt"], ["--root", "/skills"])
-        apply(plan(target))
+        target = Target(client, folder, ["skillrt"], ["--root", "/skills"], mcp=True)
+        backups = Path(d) / "backups"
+        apply(plan(target, backups=backups), backups=backups)
         once = path.read_text()
-        apply(plan(target))
+        apply(plan(target, backups=backups), backups=backups)
         assert path.read_text() == once  # idempotent
-        apply(plan(target, uninstall=True))
+        apply(plan(target, uninstall=True, backups=backups), backups=backups)
         assert (path.read_text() if path.exists() else "") == original
 
 
 def test_default_hook_command_starts_fast_and_runs(
     project: Path, home: Path, tmp_path: Path
 ) -> None:
-    """Without --command: this Python with ``-c`` (no console-script wrapper, no runpy);
-    it is recognised as skillrt's on re-install and uninstall."""
+    """Without --command, in the user's own settings: this Python with ``-c`` (no
+    console-script wrapper, no runpy); it is recognised as skillrt's on re-install and
+    uninstall."""
     import shlex
 
     skill = tmp_path / "skills" / "code-review"
@@ -325,8 +407,9 @@ def test_default_hook_command_starts_fast_and_runs(
         "---\nname: code-review\ndescription: Review a pull request.\n---\n# Review\n"
     )
     root = str(skill.parent)
-    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
-    settings = project / ".claude" / "settings.json"
+    user = ("claude-code", "--user", "--root", root)
+    assert install(project, home, *user, command=None).returncode == 0
+    settings = home / ".claude" / "settings.json"
     handler = json.loads(settings.read_text())["hooks"]["UserPromptSubmit"][0]["hooks"][0]
     argv = shlex.split(handler["command"])
     assert argv[:2] == [sys.executable, "-c"] and argv[3:5] == ["hook", "claude-code"]
@@ -351,9 +434,11 @@ def test_default_hook_command_starts_fast_and_runs(
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["systemMessage"] == "Using skill: code-review"
     text = settings.read_text()
-    assert install(project, home, "claude-code", "--root", root, command=None).returncode == 0
+    assert install(project, home, *user, command=None).returncode == 0
     assert settings.read_text() == text
-    assert install(project, home, "claude-code", "--uninstall", command=None).returncode == 0
+    assert (
+        install(project, home, "claude-code", "--user", "--uninstall", command=None).returncode == 0
+    )
     assert not settings.exists()
 
 
@@ -417,9 +502,10 @@ def test_install_keeps_mode_and_layout_and_uninstall_gives_back_the_bytes(
         original += "\n" if final_newline else ""
         path.write_bytes(original.encode("utf-8"))
         path.chmod(mode)
-        target = Target(client, folder, ["skillrt"], ["--root", "/skills"])
+        target = Target(client, folder, ["skillrt"], ["--root", "/skills"], mcp=True)
+        backups = Path(d) / "backups"
 
-        apply(plan(target))
+        apply(plan(target, backups=backups), backups=backups)
         installed = path.read_text(encoding="utf-8")
         assert stat.S_IMODE(path.stat().st_mode) == mode
         assert (
@@ -432,7 +518,7 @@ def test_install_keeps_mode_and_layout_and_uninstall_gives_back_the_bytes(
         assert installed.endswith("\n") is final_newline
         assert installed.isascii() or not ascii_only
 
-        apply(plan(target, uninstall=True))
+        apply(plan(target, uninstall=True, backups=backups), backups=backups)
         assert path.read_bytes() == original.encode("utf-8")
         assert stat.S_IMODE(path.stat().st_mode) == mode
 
@@ -470,11 +556,12 @@ def test_codex_config_toml_round_trip_is_byte_exact(
         config = folder / "config.toml"
         config.write_bytes(text.encode())
         config.chmod(mode)
-        target = Target("codex", folder, ["skillrt"])
-        apply(plan(target))
+        target = Target("codex", folder, ["skillrt"], mcp=True)
+        backups = Path(d) / "backups"
+        apply(plan(target, backups=backups), backups=backups)
         assert "mcp_servers" in tomllib.loads(config.read_text())
         assert stat.S_IMODE(config.stat().st_mode) == mode
-        apply(plan(target, uninstall=True))
+        apply(plan(target, uninstall=True, backups=backups), backups=backups)
         assert config.read_bytes() == text.encode()
         assert stat.S_IMODE(config.stat().st_mode) == mode
 

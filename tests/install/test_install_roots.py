@@ -1,8 +1,10 @@
-"""A client's own skill folders are found for that client (issue 22, a new user's hour).
+"""The coding agents' own skill folders are searched by default (issue 27; issue 22, a
+new user's hour).
 
-``install claude-code`` writes a hook that also searches ``.claude/skills`` (project and
-home; ``install codex``: ``.codex/skills``) and says how many skills that hook will see,
-warning at 0; ``list`` points at conventional folders holding skills it does not search.
+``.claude/skills``, ``.codex/skills`` and ``.gemini/skills`` (project and home) are
+searched by the hook, the daemon, ``list`` and ``doctor`` unless ``--no-client-roots``;
+``install`` says how many skills the hook will see, warning at 0; ``list`` points at
+conventional folders holding skills it does not search.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ Make = Callable[..., Path]
 
 def env(home: Path) -> dict[str, str]:
     out = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLRT_", "CODEX_"))}
+    out["SKILLRT_DAEMON_AUTOSTART"] = os.environ.get("SKILLRT_DAEMON_AUTOSTART", "1")
     out.pop("CLAUDE_PROJECT_DIR", None)
     out.update(HOME=str(home), PYTHONPATH=str(REPO / "src"))
     return out
@@ -103,7 +106,6 @@ def test_install_claude_code_finds_claude_skills_for_the_hook(
     project: Path, home: Path, make_skill: Make
 ) -> None:
     claude_skills(project, make_skill)
-    assert json.loads(skillrt(project, home, "list", "--json").stdout)["skills"] == []
     proc = skillrt(project, home, "install", "claude-code", "--json",
                    "--command", f"{sys.executable} -m skillrt")  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -112,12 +114,18 @@ def test_install_claude_code_finds_claude_skills_for_the_hook(
     # The routing index the hook reads is built now: the first prompt is not spent on it.
     assert report["warmed"]["ok"] and report["warmed"]["skills"] == 2
     assert list((home / ".cache" / "skillrt" / "models").glob("*.onnx"))
-    assert list((project / ".skillrt").rglob("*.npz"))  # the saved router index
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "skillrt"
+    assert list(cache.rglob("*.npz"))  # the saved router index, in the user's cache
+    assert sorted(p.name for p in project.iterdir()) == [".claude"]  # nothing else here
+    listed = json.loads(skillrt(project, home, "list", "--json").stdout)["skills"]
+    assert sorted(s["name"] for s in listed) == ["release-notes", "sql-review"]
+    # the CLI's own state folder is one git ignores
+    assert (project / ".skillrt" / ".gitignore").read_text().splitlines()[-1] == "*"
     again = skillrt(project, home, "install", "claude-code", "--json", "--no-warm",
                     "--command", f"{sys.executable} -m skillrt")  # fmt: skip
     assert again.returncode == 0 and "warmed" not in json.loads(again.stdout)
     command = hook_command(project / ".claude" / "settings.json")
-    assert "--client-roots" in command
+    assert "--client-roots" not in command and "--no-client-roots" not in command
     out = run_hook(command, project, home, "please review this sql query", "--no-daemon")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["systemMessage"] == "Using skill: sql-review"
@@ -142,14 +150,18 @@ def test_install_counts_user_scope_claude_skills(
     assert report["skill_count"] == 1
 
 
-def test_install_codex_turns_on_the_codex_roots(
+def test_every_client_folder_is_searched_and_no_client_roots_turns_them_off(
     project: Path, home: Path, make_skill: Make
 ) -> None:
     make_skill("codex-thing", root=project / ".codex" / "skills")
     make_skill("claude-thing", root=project / ".claude" / "skills")
-    report = json.loads(skillrt(project, home, "install", "codex", "--json").stdout)
-    assert report["skill_count"] == 1
-    assert "--client-roots" in hook_command(project / ".codex" / "hooks.json")
+    make_skill("gemini-thing", root=home / ".gemini" / "skills")
+    proc = skillrt(project, home, "install", "codex", "--no-trust", "--no-warm", "--json")
+    assert json.loads(proc.stdout)["skill_count"] == 3
+    proc = skillrt(project, home, "install", "codex", "--no-trust", "--no-warm", "--json",
+                   "--no-client-roots")  # fmt: skip
+    assert json.loads(proc.stdout)["skill_count"] == 0
+    assert "--no-client-roots" in hook_command(project / ".codex" / "hooks.json")
 
 
 def test_uninstall_says_nothing_about_skills(project: Path, home: Path) -> None:
@@ -164,17 +176,18 @@ def test_list_points_at_folders_with_skills_it_does_not_search(
 ) -> None:
     claude_skills(project, make_skill)
     make_skill("codex-thing", root=home / ".codex" / "skills")
-    proc = skillrt(project, home, "list")
+    proc = skillrt(project, home, "list", "--no-client-roots")
     assert "0 skills" in proc.stdout
     assert "2 skills in .claude/skills are not searched" in proc.stdout
     assert "discovery.claude_roots" in proc.stdout
-    data = json.loads(skillrt(project, home, "list", "--json").stdout)
+    data = json.loads(skillrt(project, home, "list", "--json", "--no-client-roots").stdout)
     unsearched = [d for d in data["diagnostics"] if d["code"] == "UNSEARCHED_SKILLS"]
     assert {d["path"] for d in unsearched} == {
         str(project / ".claude" / "skills"),
         str(home / ".codex" / "skills"),
     }
-    (project / "skillrt.yaml").write_text("discovery:\n  claude_roots: true\n")
+    config = "discovery:\n  client_roots: false\n  claude_roots: true\n"
+    (project / "skillrt.yaml").write_text(config)
     data = json.loads(skillrt(project, home, "list", "--json").stdout)
     assert len(data["skills"]) == 2
     assert [d["path"] for d in data["diagnostics"] if d["code"] == "UNSEARCHED_SKILLS"] == [
@@ -190,7 +203,7 @@ def test_a_daemon_without_the_client_roots_is_not_asked(
     skillrt(project, home, "install", "claude-code", "--command", f"{sys.executable} -m skillrt")
     command = hook_command(project / ".claude" / "settings.json")
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "skillrt", "serve", "--poll", "0"],
+        [sys.executable, "-m", "skillrt", "serve", "--poll", "0", "--no-client-roots"],
         cwd=project, env=env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -209,13 +222,13 @@ def test_a_daemon_without_the_client_roots_is_not_asked(
 def test_without_client_folders_any_daemon_of_these_skills_answers(
     project: Path, home: Path, make_skill: Make
 ) -> None:
-    """--client-roots costs a daemon match only when a client folder exists."""
+    """Client folders cost a daemon match only when one exists."""
     make_skill("sql-review", description="Review SQL queries for injection.",
                root=project / "skills", triggers=["review this sql query"])  # fmt: skip
     skillrt(project, home, "install", "claude-code", "--command", f"{sys.executable} -m skillrt")
     command = hook_command(project / ".claude" / "settings.json")
     daemon = subprocess.Popen(
-        [sys.executable, "-m", "skillrt", "serve", "--poll", "0"],
+        [sys.executable, "-m", "skillrt", "serve", "--poll", "0", "--no-client-roots"],
         cwd=project, env=env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

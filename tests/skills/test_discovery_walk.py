@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -304,14 +305,21 @@ def test_conventional_roots(tmp_path: Path, make_skill: Make) -> None:
     make_skill("b", root=project / "skills")
     make_skill("c", root=project / ".claude" / "skills")
     make_skill("d", root=home / ".agents" / "skills")
-    reg = SkillRegistry.discover(DiscoveryConfig(home_dir=home), project_dir=project)
+    make_skill("e", root=home / ".gemini" / "skills")
+    make_skill("f", root=tmp_path / "codex-home" / "skills")
+    make_skill("g", root=home / ".codex" / "skills")  # stands for $CODEX_HOME/skills only
+    config = DiscoveryConfig(home_dir=home, codex_home=tmp_path / "codex-home")
+    reg = SkillRegistry.discover(config, project_dir=project)
+    # the coding agents' own folders are searched by default (issue 27)
+    assert sorted(s.name for s in reg.skills()) == ["a", "b", "c", "d", "e", "f"]
+    reg = SkillRegistry.discover(replace(config, client_roots=False), project_dir=project)
     assert sorted(s.name for s in reg.skills()) == ["a", "b", "d"]
     reg = SkillRegistry.discover(
-        DiscoveryConfig(home_dir=home, claude_roots=True), project_dir=project
+        replace(config, client_roots=False, claude_roots=True), project_dir=project
     )
     assert sorted(s.name for s in reg.skills()) == ["a", "b", "c", "d"]
-    reg = SkillRegistry.discover(DiscoveryConfig(conventional_roots=False), project_dir=project)
-    assert len(reg) == 0
+    off = DiscoveryConfig(conventional_roots=False, client_roots=False)
+    assert len(SkillRegistry.discover(off, project_dir=project)) == 0
 
 
 # -- one bad skill fails alone --------------------------------------------------------

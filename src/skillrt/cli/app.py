@@ -66,6 +66,8 @@ class CliContext:
             getattr(self.args, "state", None),
             cwd=Path.cwd(),
             home=os.environ.get("HOME"),
+            codex_home=os.environ.get("CODEX_HOME"),
+            client_roots=not getattr(self.args, "no_client_roots", False),
         )
 
     @property
@@ -174,6 +176,13 @@ def add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> No
         metavar="DIR|URL",
         default=default,
         help="state folder (default ./.skillrt/) or a postgresql:// URL of a shared store",
+    )
+    parser.add_argument(
+        "--no-client-roots",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="do not search the coding agents' own skill folders (.claude/skills, "
+        ".codex/skills, .gemini/skills, in the project and in ~)",
     )
     parser.add_argument(
         "--json",

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
     from skillrt.cli.app import CliContext
     from skillrt.install import Applied
 
-from skillrt.cli.client_roots import CLIENT_ROOTS
-
 #: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the
 #: installer.
 CLIENTS = ("claude-code", "codex", "gemini", "cursor")
@@ -41,10 +39,12 @@ def register(
         "install",
         parents=[common],
         help="add skillrt to a coding agent: claude-code, codex, gemini, cursor",
-        description="Add skillrt's prompt hook and/or MCP server to a client's config "
-        "files, keeping everything else in them. Running it again changes nothing; the "
-        "previous file is kept as <file>.skillrt.bak; --uninstall removes exactly what "
-        "was added; --dry-run prints the diff and writes nothing.",
+        description="Add skillrt's prompt hook (and, with --mcp, its MCP server) to a "
+        "client's config files, keeping everything else in them byte for byte. Running it "
+        "again changes nothing; the previous file is kept in skillrt's cache folder; "
+        "--uninstall removes exactly what was added; --dry-run prints the diff and writes "
+        "nothing. For Codex, install also records your approval of the hook with Codex "
+        "itself (its app server), and exits 1 when it cannot.",
     )
     p.add_argument("client", choices=CLIENTS)
     scope = p.add_mutually_exclusive_group()
@@ -60,8 +60,8 @@ def register(
     p.add_argument(
         "--command",
         metavar="CMD",
-        help="how the client runs skillrt (default: this Python, absolute, with -m skillrt; "
-        "the hook starts it with -c, ~10 ms faster per prompt)",
+        help="how the client runs skillrt (default: `skillrt` from PATH in a project's "
+        "shared settings; this Python, absolute, in your user settings)",
     )
     p.add_argument(
         "--timeout", type=int, default=10, metavar="SECONDS", help="hook timeout (default 10)"
@@ -71,6 +71,21 @@ def register(
         action="store_true",
         help="do not build the routing index now (the hook's first prompts build it, "
         "within the hook's deadline, and answer nothing until it is built)",
+    )
+    p.add_argument(
+        "--mcp",
+        action="store_true",
+        help="also register skillrt's MCP server with the client (cursor: always); an "
+        "uninstall removes it either way",
+    )
+    p.add_argument(
+        "--no-trust",
+        action="store_true",
+        help="codex: do not record your approval of the hook with Codex (it will not run "
+        "until you approve it with /hooks)",
+    )
+    p.add_argument(
+        "--codex", metavar="PATH", help="codex: the Codex CLI to ask (default: codex on PATH)"
     )
     p.set_defaults(handler=cmd_install)
 
@@ -92,11 +107,13 @@ options:
   --root DIR       a skill root to search (repeatable); when given, only these
                    roots are searched
   --config FILE    config file (default <project>/skillrt.yaml)
-  --state DIR      state folder (default <project>/.skillrt/)
+  --state DIR      state folder (default: the project's .skillrt/ when it exists,
+                   else ~/.cache/skillrt/projects/<project>: nothing is written in
+                   the project)
   --socket PATH    the daemon to ask (default: the state folder's, or SKILLRT_SOCKET)
-  --no-daemon      build the runtime in this process; never ask a daemon
-  --client-roots   also search the client's own skill folders: .claude/skills
-                   (claude-code) or .codex/skills (codex), in the project and in ~
+  --no-daemon      build the runtime in this process; never ask or start a daemon
+  --no-client-roots  do not search the coding agents' own skill folders
+                   (.claude/skills, .codex/skills, .gemini/skills; searched by default)
   --budget CHARS   the context's character budget (default 9,500)
   --history-turns N  transcript messages the router reads (default 6)
   --timeout SECONDS  how long to wait for the daemon's answer
@@ -129,65 +146,110 @@ def cmd_hook(ctx: CliContext) -> int:
     return main(rest)
 
 
-def _programs(command: str | None) -> tuple[list[str], list[str] | None]:
+def _programs(command: str | None, portable: bool) -> tuple[list[str], list[str] | None]:
     """How the client starts skillrt for the MCP server and for the hook: ``--command``
-    for both, else this Python (absolute, so no virtualenv needs to be active) with
-    ``-m skillrt``, and ``-c`` :data:`~skillrt.install.targets.HOOK_BOOT` for the hook."""
+    for both; else, in a project's shared settings, ``skillrt`` from PATH (the same on
+    every teammate's machine); in the user's own settings, this Python by its absolute
+    path (no virtualenv needs to be active) with ``-m skillrt``, and ``-c``
+    :data:`~skillrt.install.targets.HOOK_BOOT` for the hook (~10 ms faster a prompt)."""
     import shlex
 
     from skillrt.install.targets import HOOK_BOOT
 
     if command:
         return shlex.split(command), None
+    if portable:
+        return ["skillrt"], None
     return [sys.executable, "-m", "skillrt"], [sys.executable, "-c", HOOK_BOOT]
 
 
+def _path_flag(
+    flag: str, value: str, project: Path, portable: bool, warnings: list[dict[str, str]]
+) -> list[str]:
+    """``--root DIR`` (or --config, --state) as the hook reads it: in a project's shared
+    settings relative to the project (the hook resolves it against the project on each
+    machine), else absolute."""
+    path = Path(value).resolve()
+    if portable:
+        if path == project or path.is_relative_to(project):
+            return [flag, path.relative_to(project).as_posix() or "."]
+        warnings.append({
+            "code": "NOT_PORTABLE",
+            "message": f"{flag} {path} is outside the project: the shared settings name it "
+            "by its absolute path, which other machines may not have",
+        })  # fmt: skip
+    return [flag, str(path)]
+
+
 def cmd_install(ctx: CliContext) -> int:
+    import shutil
+
     from skillrt.errors import UsageError
+    from skillrt.hooks.locations import cache_home, project_dir
     from skillrt.install import Target, apply, plan
     from skillrt.install.targets import FOLDERS
 
     args = ctx.args
     if args.timeout < 1:
         raise UsageError("--timeout must be at least 1 second", timeout=args.timeout)
-    folder_name = FOLDERS[args.client]
+    client = args.client
+    environ = os.environ
+    project = Path(project_dir(str(Path.cwd()), environ))
+    portable = not args.user
     if args.user:
-        home = os.environ.get("HOME")
+        home = environ.get("HOME")
         if not home:
             raise UsageError("--user needs HOME to be set")
-        base = Path(home)
-        if args.client == "codex" and os.environ.get("CODEX_HOME"):
-            folder = Path(os.environ["CODEX_HOME"])
+        if client == "codex" and environ.get("CODEX_HOME"):
+            folder = Path(environ["CODEX_HOME"])
         else:
-            folder = base / folder_name
+            folder = Path(home) / FOLDERS[client]
     else:
-        folder = Path.cwd() / folder_name
+        folder = project / FOLDERS[client]
+    warnings: list[dict[str, str]] = []
     flags: list[str] = []
     for root in getattr(args, "root", None) or ():
-        flags += ["--root", str(Path(root).resolve())]
+        flags += _path_flag("--root", root, project, portable, warnings)
     if getattr(args, "config", None):
-        flags += ["--config", str(Path(args.config).resolve())]
+        flags += _path_flag("--config", args.config, project, portable, warnings)
     if getattr(args, "state", None):
-        flags += ["--state", str(Path(args.state).resolve())]
-    hook_flags = ["--socket", str(Path(args.socket).resolve())] if args.socket else []
-    # The client's own skill folders (.claude/skills, .codex/skills) are searched by
-    # the hook written for it; explicit --root folders are searched alone.
-    client_roots = bool(CLIENT_ROOTS.get(args.client)) and not getattr(args, "root", None)
-    if client_roots:
-        hook_flags.append("--client-roots")
-    program, hook_program = _programs(args.command)
+        state = args.state
+        flags += ["--state", state] if "://" in state else _path_flag(
+            "--state", state, project, portable, warnings
+        )  # fmt: skip
+    if getattr(args, "no_client_roots", False):
+        flags.append("--no-client-roots")
+    hook_flags = []
+    if args.socket:
+        hook_flags = _path_flag("--socket", args.socket, project, portable, warnings)
+    program, hook_program = _programs(args.command, portable)
+    if portable and not args.command and not args.uninstall and shutil.which("skillrt") is None:
+        warnings.append({
+            "code": "NOT_ON_PATH",
+            "message": "the project's hook runs `skillrt` from PATH and this shell finds "
+            "none: install skillrt where the client finds it (e.g. `pipx install skillrt`), "
+            "or pass --command",
+        })  # fmt: skip
     target = Target(
-        client=args.client,
+        client=client,
         folder=folder,
         program=program,
         hook_program=hook_program,
         flags=flags,
         hook_flags=hook_flags,
         timeout_s=args.timeout,
+        mcp=bool(args.mcp) or client == "cursor",
     )
-    applied = apply(plan(target, uninstall=args.uninstall), dry_run=args.dry_run)
+    cache = cache_home(environ)
+    backups = Path(cache) / "backups" if cache else project / ".skillrt" / "backups"
+    codex = _codex_program(args) if client == "codex" else None
+    forgotten: list[str] = []
+    if args.uninstall and codex and not args.dry_run:
+        forgotten = _our_codex_hooks(codex, project, environ)
+    applied = apply(plan(target, uninstall=args.uninstall, backups=backups),
+                    backups=backups, dry_run=args.dry_run)  # fmt: skip
     data: dict[str, Any] = {
-        "client": args.client,
+        "client": client,
         "scope": "user" if args.user else "project",
         "action": "uninstall" if args.uninstall else "install",
         "dry_run": bool(args.dry_run),
@@ -196,29 +258,72 @@ def cmd_install(ctx: CliContext) -> int:
             for a in applied
         ],
     }
-    if not args.uninstall:
-        data.update(_skills_seen(ctx, args.client, client_roots))
+    code = 0
+    if args.uninstall:
+        if forgotten and codex:
+            _codex_untrust(codex, project, environ, forgotten, warnings)
+    else:
+        config = _hook_config(ctx, project)
+        data.update(_skills_seen(ctx, config, client, warnings))
+        if not args.dry_run and client == "codex":
+            data["trust"] = _codex_trust(codex, project, environ, args.no_trust)
+            code = 0 if data["trust"]["ok"] else 1
         if not args.dry_run and not args.no_warm and data.get("skill_count"):
-            data["warmed"] = _warm(ctx, args.client, client_roots)
+            data["warmed"] = _warm(ctx, config)
+    if warnings:
+        data["warnings"] = warnings
     ctx.emit(data, lambda: _render(data, applied))
-    for warning in data.get("warnings", ()):
+    for warning in warnings:
         if not ctx.json:
             sys.stderr.write(f"skillrt: warning [{warning['code']}]: {warning['message']}\n")
-    return 0
+    trust = data.get("trust")
+    if trust and not trust["ok"] and not ctx.json:
+        sys.stderr.write(f"skillrt: the hook is installed but Codex will not run it yet "
+                         f"[{trust['reason']}]: {trust['message']}\n")  # fmt: skip
+    return code
 
 
-def _skills_seen(ctx: CliContext, client: str, client_roots: bool) -> dict[str, Any]:
+def _hook_config(ctx: CliContext, project: Path) -> Any:
+    """The configuration the installed hook will run with in ``project``: its state in
+    the user's cache folder unless configured (never a new folder in the project)."""
+    from skillrt.cli.settings import config_file, load_config
+    from skillrt.hooks.locations import hook_state_dir
+
+    args = ctx.args
+    environ = os.environ
+    config = load_config(
+        getattr(args, "config", None),
+        getattr(args, "state", None),
+        cwd=project,
+        home=environ.get("HOME"),
+        codex_home=environ.get("CODEX_HOME"),
+        client_roots=not getattr(args, "no_client_roots", False),
+    )
+    found = config_file(getattr(args, "config", None), project)
+    state = hook_state_dir(
+        str(project), getattr(args, "state", None), str(found) if found else None, environ
+    )
+    return config.replace_section(state_dir=Path(state))
+
+
+#: Where to put skills for each client, as a NO_SKILLS warning says it.
+OWN_FOLDERS = {
+    "claude-code": ".claude/skills",
+    "codex": ".agents/skills or .codex/skills",
+    "gemini": ".gemini/skills or .agents/skills",
+}
+
+
+def _skills_seen(
+    ctx: CliContext, config: Any, client: str, warnings: list[dict[str, str]]
+) -> dict[str, Any]:
     """How many skills what install wrote will see, from this folder (a user-scope hook
     sees each project's own; this one stands for them): ``skill_count``, the
     ``searched`` roots, and a ``NO_SKILLS`` warning at 0."""
-    from skillrt.cli.client_roots import FOLDERS, with_client_roots
     from skillrt.cli.settings import flag_roots
     from skillrt.skills.discovery import resolve_roots
     from skillrt.skills.registry import SkillRegistry
 
-    config = ctx.config()
-    if client_roots:
-        config = with_client_roots(config, client)
     explicit = flag_roots(getattr(ctx.args, "root", None), Path.cwd())
     discovery = config.discovery
     roots = resolve_roots(discovery, config.project_dir, explicit)
@@ -227,30 +332,24 @@ def _skills_seen(ctx: CliContext, client: str, client_roots: bool) -> dict[str, 
     out: dict[str, Any] = {"skill_count": len(registry), "searched": searched}
     if not len(registry):
         what = "hook" if client != "cursor" else "MCP server"
-        own = [FOLDERS[n] for n in CLIENT_ROOTS.get(client, ())] or [".agents/skills"]
-        out["warnings"] = [
-            {
-                "code": "NO_SKILLS",
-                "message": f"the {what} will see no skills from {Path.cwd()}: put skills in "
-                f"{' or '.join(own)} (or pass --root DIR to install)",
-            }
-        ]
+        own = OWN_FOLDERS.get(client, ".agents/skills")
+        warnings.append({
+            "code": "NO_SKILLS",
+            "message": f"the {what} will see no skills from {config.project_dir}: put skills "
+            f"in {own} (or pass --root DIR to install)",
+        })  # fmt: skip
     return out
 
 
-def _warm(ctx: CliContext, client: str, client_roots: bool) -> dict[str, Any]:
+def _warm(ctx: CliContext, config: Any) -> dict[str, Any]:
     """Build the routing index the hook will read (the embedding model's fast copy, every
     skill's fields and vectors, the saved index), so the first prompt is answered within
     the hook's deadline instead of spending it on a build it cannot finish."""
     import time
 
-    from skillrt.cli.client_roots import with_client_roots
     from skillrt.cli.output import ProgressBar
     from skillrt.errors import SkillrtError
 
-    config = ctx.config()
-    if client_roots:
-        config = with_client_roots(config, client)
     started = time.perf_counter()
     try:
         runtime = ctx.open_runtime(config=config)
@@ -263,6 +362,79 @@ def _warm(ctx: CliContext, client: str, client_roots: bool) -> dict[str, Any]:
     return {"ok": True, "skills": len(router.index), "seconds": seconds}
 
 
+# -- Codex hook trust -----------------------------------------------------------------
+def _codex_program(args: Any) -> str | None:
+    import shutil
+
+    return args.codex or shutil.which("codex")
+
+
+def _is_ours(command: str) -> bool:
+    from skillrt.install.targets import is_our_hook
+
+    return is_our_hook({"command": command}, "codex")
+
+
+def _codex_trust(codex: str | None, project: Path, environ: Any, skip: bool) -> dict[str, Any]:
+    """Have Codex trust the hook install wrote (see :mod:`skillrt.install.codex_trust`):
+    ``{"ok", "trusted", "reason"?, "message"?, "step"?}``."""
+    from skillrt.install.codex_trust import MANUAL_STEP, TrustProblem, trust_hooks
+
+    step = MANUAL_STEP.format(cwd=project)
+    if skip:  # the user approves it in Codex: not a failure of install
+        message = f"--no-trust: Codex will not run the hook until you {step[4:]}"
+        return {"ok": True, "trusted": [], "skipped": True, "step": step, "message": message}
+    if codex is None:
+        return {"ok": False, "reason": "codex_not_found", "step": step,
+                "message": "Codex CLI is not on PATH (or pass --codex PATH); once it is, run "
+                f"this install again, or {step}"}  # fmt: skip
+    try:
+        report = trust_hooks(project, _is_ours, codex=codex, environ=environ)
+    except TrustProblem as exc:
+        return {"ok": False, "reason": exc.reason, "step": step, "message": f"{exc}; {step}"}
+    ours = [h for h in report.hooks if _is_ours(h.command)]
+    if not ours:
+        if report.project_untrusted:
+            return {"ok": False, "reason": "project_untrusted",
+                    "step": f"run `codex` in {project} once and trust the project",
+                    "message": f"Codex loads no hooks from {project} until you trust the "
+                    f"project: run `codex` in {project} once and trust it, then run this "
+                    "install again"}  # fmt: skip
+        return {"ok": False, "reason": "not_loaded", "step": step,
+                "message": "Codex does not load the hook install wrote (is its hooks "
+                f"feature off?); {step}"}  # fmt: skip
+    untrusted = [h.key for h in ours if h.trust not in ("trusted", "managed")]
+    if untrusted:
+        still = ", ".join(untrusted)
+        return {"ok": False, "reason": "still_untrusted", "step": step,
+                "message": f"Codex still reports {still} untrusted; {step}"}  # fmt: skip
+    return {"ok": True, "trusted": [h.key for h in ours], "newly_trusted": report.trusted_now}
+
+
+def _our_codex_hooks(codex: str, project: Path, environ: Any) -> list[str]:
+    """Keys of skillrt's hooks Codex knows now (their recorded trust goes at uninstall)."""
+    from skillrt.install.codex_trust import TrustProblem, codex_hooks
+
+    try:
+        report = codex_hooks(project, codex=codex, environ=environ)
+    except TrustProblem:
+        return []
+    return [h.key for h in report.hooks if _is_ours(h.command)]
+
+
+def _codex_untrust(
+    codex: str, project: Path, environ: Any, keys: list[str], warnings: list[dict[str, str]]
+) -> None:
+    from skillrt.install.codex_trust import TrustProblem, untrust
+
+    try:
+        untrust(project, keys, codex=codex, environ=environ)
+    except TrustProblem as exc:
+        what = ", ".join(keys)
+        message = f"Codex still records its trust of {what}: {exc}"
+        warnings.append({"code": "TRUST_NOT_REMOVED", "message": message})
+
+
 def _render(data: dict[str, Any], applied: list[Applied]) -> str:
     lines = []
     if "skill_count" in data:
@@ -270,6 +442,11 @@ def _render(data: dict[str, Any], applied: list[Applied]) -> str:
         count = data["skill_count"]
         found_in = f" (in {', '.join(data['searched'])})" if data["searched"] else ""
         lines.append(f"the {what} will see {count} skill{'s' if count != 1 else ''}{found_in}")
+    trust = data.get("trust")
+    if trust and trust.get("skipped"):
+        lines.append(trust["message"])
+    elif trust and trust["ok"]:
+        lines.append(f"Codex trusts the hook ({', '.join(trust['trusted'])})")
     warmed = data.get("warmed")
     if warmed and warmed["ok"]:
         lines.append(f"routing index ready: {warmed['skills']} skills in {warmed['seconds']} s")

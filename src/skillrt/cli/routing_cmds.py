@@ -107,8 +107,9 @@ def catalogue_only(config: Any) -> Any:
     import dataclasses
 
     discovery = dataclasses.replace(
-        config.discovery, roots=(), conventional_roots=False, claude_roots=False, codex_roots=False
-    )
+        config.discovery, roots=(), conventional_roots=False, client_roots=False,
+        claude_roots=False, codex_roots=False, gemini_roots=False,
+    )  # fmt: skip
     return config.replace_section(discovery=discovery)
 
 

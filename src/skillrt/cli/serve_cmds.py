@@ -45,6 +45,19 @@ def register(
         help="seconds between checks for changed skills (0: no reload; default from "
         "config mcp.poll_interval_s, 2)",
     )
+    p.add_argument(
+        "--idle-exit",
+        type=float,
+        metavar="SECONDS",
+        help="stop after this many seconds without a request (the daemon a prompt hook "
+        "starts: hook.daemon_idle_s, 900); default: never",
+    )
+    p.add_argument(
+        "--start-timeout",
+        type=float,
+        metavar="SECONDS",
+        help="give up when loading the skills and the index takes longer than this",
+    )
     p.add_argument("--stop", action="store_true", help="stop the running daemon")
     p.add_argument("--status", action="store_true", help="show the running daemon's status")
     p.add_argument(
@@ -141,6 +154,8 @@ def _serve(ctx: CliContext) -> int:
         identity=identity(ctx),
         info_file=Path(info_path(str(config.state_dir))),
         poll_interval_s=mcp.poll_interval_s,
+        idle_exit_s=_positive(args, "idle_exit"),
+        start_timeout_s=_positive(args, "start_timeout"),
     )
 
     def ready(d: Daemon) -> None:
@@ -152,4 +167,24 @@ def _serve(ctx: CliContext) -> int:
         daemon.serve(ready=ready)
     except OSError as exc:  # the port is taken, no permission, ...
         raise DaemonStartError(f"cannot serve at {format_address(address)}: {exc}") from exc
+    except KeyboardInterrupt:
+        if daemon.stopped_because != "start_timeout":
+            raise
+        raise DaemonStartError(
+            f"loading the skills took longer than --start-timeout {args.start_timeout:g} s"
+        ) from None
+    if daemon.stopped_because == "idle":
+        sys.stderr.write(json.dumps({"event": "idle_exit", "pid": os.getpid()}) + "\n")
     return 0
+
+
+def _positive(args: argparse.Namespace, name: str) -> float | None:
+    value: float | None = getattr(args, name)
+    if value is None:
+        return None
+    if not 0 < value < float("inf"):
+        from skillrt.errors import UsageError
+
+        flag = "--" + name.replace("_", "-")
+        raise UsageError(f"{flag} must be a positive number of seconds", argument=flag)
+    return value

@@ -27,12 +27,20 @@ def config_file(explicit: str | None, cwd: Path) -> Path | None:
 
 
 def load_config(
-    explicit: str | None, state: str | None, *, cwd: Path, home: str | None
+    explicit: str | None,
+    state: str | None,
+    *,
+    cwd: Path,
+    home: str | None,
+    codex_home: str | None = None,
+    client_roots: bool = True,
 ) -> RuntimeConfig:
     """``--config`` (required to exist) or ``<cwd>/skillrt.yaml``; with no file, the
     project is ``cwd`` and the state ``<cwd>/.skillrt``; ``--state`` overrides it (a
     folder, or a ``postgresql://`` URL for the shared state, caches staying local);
-    ``home`` is the user-scope home unless the config names one."""
+    ``home`` is the user-scope home and ``codex_home`` Codex CLI's (``$CODEX_HOME``)
+    unless the config names them; ``client_roots=False`` (``--no-client-roots``) stops
+    searching the coding agents' own skill folders."""
     from skillrt.config import CONFIG_FILENAME, RuntimeConfig
 
     path = (cwd / explicit) if explicit else cwd / CONFIG_FILENAME
@@ -50,9 +58,16 @@ def load_config(
             config = config.replace_section(state=section)
         else:
             config = config.replace_section(state_dir=(cwd / state).resolve(), state=StateConfig())
-    if config.discovery.home_dir is not None:
-        return config  # the config file named it
-    discovery = dataclasses.replace(config.discovery, home_dir=Path(home) if home else None)
+    discovery = config.discovery
+    if discovery.home_dir is None:  # else the config file named it
+        discovery = dataclasses.replace(discovery, home_dir=Path(home) if home else None)
+    if discovery.codex_home is None and codex_home and Path(codex_home).is_absolute():
+        discovery = dataclasses.replace(discovery, codex_home=Path(codex_home))
+    if not client_roots:
+        discovery = dataclasses.replace(
+            discovery, client_roots=False, claude_roots=False, codex_roots=False,
+            gemini_roots=False,
+        )  # fmt: skip
     return config.replace_section(discovery=discovery)
 
 

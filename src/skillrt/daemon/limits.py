@@ -152,6 +152,11 @@ class Capped(socketserver.ThreadingMixIn):
             request.send(reply_line(error_reply(None, err)))
         return False  # closed by the caller
 
+    def open_connections(self) -> int:
+        """Connections being served now."""
+        with self._active_lock:
+            return len(self._active)
+
     def authenticated(self, request: Any) -> None:
         """``request``'s client sent the token: it no longer counts as waiting to."""
         with self._active_lock:

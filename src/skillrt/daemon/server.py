@@ -76,6 +76,10 @@ class Daemon:
         poll_interval_s: Seconds between checks for changed skills (0: no hot reload).
         lock_file: Held for the daemon's life (one daemon per state folder); None: the
             lock next to ``info_file``.
+        idle_exit_s: Stop after this many seconds without a request (None: never); the
+            daemon a prompt hook starts on its own goes away when nobody asks.
+        start_timeout_s: Give up (and exit, cleaned up) when binding and warming up take
+            longer than this (None: no limit).
     """
 
     def __init__(
@@ -87,8 +91,16 @@ class Daemon:
         info_file: Path | None = None,
         poll_interval_s: float = 2.0,
         lock_file: Path | None = None,
+        idle_exit_s: float | None = None,
+        start_timeout_s: float | None = None,
     ) -> None:
         self.service = service
+        self.idle_exit_s = idle_exit_s
+        self.start_timeout_s = start_timeout_s
+        #: ``time.monotonic()`` of the last request (or of the end of the warm-up).
+        self.last_request = time.monotonic()
+        #: Why the daemon stopped on its own (``idle``), for the log.
+        self.stopped_because: str | None = None
         self.address = address
         self.identity = dict(identity)
         self.info_file = info_file
@@ -157,6 +169,7 @@ class Daemon:
                 self._check_expect(expect)
             with self._counts:
                 self.requests += 1
+                self.last_request = time.monotonic()
             if op in ("ping", "status", "shutdown"):
                 result = handler(args)
             else:
@@ -254,6 +267,7 @@ class Daemon:
             history=_history(args),
             surface=_opt_str(args, "surface") or "hook",
             budget=_opt_int(args, "budget"),
+            loaded=_opt_names(args, "loaded") or (),
         )
         return to_jsonable(ctx)
 
@@ -372,9 +386,14 @@ class Daemon:
             # Before the bind and the warm-up, which may take long: a SIGTERM then ends
             # the start cleanly (socket and info file removed) instead of killing it.
             restore = self._install_signals()
-            if not self._bound:
-                self.bind()  # first: a second daemon fails before it loads anything
-            self.service.start(warm=warm)
+            watchdog = self._start_watchdog()
+            try:
+                if not self._bound:
+                    self.bind()  # first: a second daemon fails before it loads anything
+                self.service.start(warm=warm)
+            finally:
+                if watchdog is not None:
+                    watchdog.cancel()
         except BaseException:
             self._warming = False  # a second signal must not cut the clean-up short
             if self._server is not None:
@@ -397,8 +416,10 @@ class Daemon:
                 t.start()
             if ready is not None:
                 ready(self)
+            self.last_request = time.monotonic()  # idle from the end of the warm-up
             while not self._stop.is_set() and not _woken(wake_r, 0.5):
-                pass
+                if self._idle():
+                    break
         finally:
             self._stop.set()  # for the watch thread, when a signal ended the loop
             try:
@@ -413,6 +434,41 @@ class Daemon:
                 self._cleanup()
                 self._close_wake(wake_r)
                 restore()
+
+    def _idle(self) -> bool:
+        """Past ``idle_exit_s`` without a request (and none in flight)."""
+        if self.idle_exit_s is None:
+            return False
+        with self._counts:
+            quiet = time.monotonic() - self.last_request
+        if quiet < self.idle_exit_s or self._open_connections() > 0:
+            return False
+        self.stopped_because = "idle"
+        log.warning("no request for %.0f s: stopping (idle exit)", quiet)
+        return True
+
+    def _open_connections(self) -> int:
+        count = getattr(self._server, "open_connections", None)
+        return int(count()) if callable(count) else 0
+
+    def _start_watchdog(self) -> threading.Timer | None:
+        """A timer that ends a start (bind and warm-up) taking longer than
+        ``start_timeout_s``, through the same SIGTERM path as a person's kill."""
+        if self.start_timeout_s is None:
+            return None
+        pid = os.getpid()
+
+        def give_up() -> None:
+            if self._warming:
+                log.error("start took longer than %.0f s: giving up", self.start_timeout_s)
+                self.stopped_because = "start_timeout"
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGTERM)
+
+        timer = threading.Timer(self.start_timeout_s, give_up)
+        timer.daemon = True
+        timer.start()
+        return timer
 
     def stop(self) -> None:
         self._stop.set()

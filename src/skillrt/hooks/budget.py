@@ -3,7 +3,13 @@ takes its defaults from here, and so does the hook itself, which must not import
 config module on its fast path (about 30 ms a prompt: the daemon round trip is less).
 """
 
-__all__ = ["DAEMON_SHARE", "DEADLINE_S", "STORE_WAIT_S"]
+__all__ = [
+    "DAEMON_IDLE_S",
+    "DAEMON_SHARE",
+    "DAEMON_START_TIMEOUT_S",
+    "DEADLINE_S",
+    "STORE_WAIT_S",
+]
 
 #: ``hook.deadline_s``: seconds the hook may take all told.
 DEADLINE_S = 3.0
@@ -12,3 +18,7 @@ DEADLINE_S = 3.0
 DAEMON_SHARE = 1 / 3
 #: ``hook.store_wait_s``: seconds the in-process work waits on a shared store, all told.
 STORE_WAIT_S = 0.5
+#: ``hook.daemon_idle_s``: a daemon the hook started stops after this long unasked.
+DAEMON_IDLE_S = 900.0
+#: ``hook.daemon_start_timeout_s``: its longest load of the skills and the index.
+DAEMON_START_TIMEOUT_S = 600.0

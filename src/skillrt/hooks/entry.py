@@ -17,8 +17,9 @@ at once.
 
 Options (after the client name): ``--root DIR`` (repeatable), ``--config FILE``,
 ``--state DIR``, ``--socket PATH`` (or ``SKILLRT_SOCKET``), ``--no-daemon``,
-``--client-roots`` (also search the client's own skill folders: ``.claude/skills`` for
-claude-code, ``.codex/skills`` for codex; ``skillrt install`` writes it),
+``--no-client-roots`` (do not search the coding agents' own skill folders,
+``.claude/skills``, ``.codex/skills``, ``.gemini/skills``, which are searched by
+default; ``--client-roots`` is accepted and changes nothing),
 ``--budget CHARS``, ``--history-turns N``, ``--timeout SECONDS`` (daemon answer),
 ``--deadline SECONDS`` (all told).
 """
@@ -30,8 +31,15 @@ import os
 import sys
 import time
 
-from skillrt.hooks.budget import DAEMON_SHARE, DEADLINE_S, STORE_WAIT_S
+from skillrt.hooks.budget import (
+    DAEMON_IDLE_S,
+    DAEMON_SHARE,
+    DAEMON_START_TIMEOUT_S,
+    DEADLINE_S,
+    STORE_WAIT_S,
+)
 from skillrt.hooks.clients import EVENTS
+from skillrt.hooks.locations import hook_state_dir, project_dir
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -39,10 +47,13 @@ if TYPE_CHECKING:
 
 USAGE = (
     "usage: skillrt hook {claude-code,codex,gemini} [--root DIR]... [--config FILE] "
-    "[--state DIR] [--socket PATH] [--no-daemon] [--client-roots] [--budget CHARS] "
+    "[--state DIR] [--socket PATH] [--no-daemon] [--no-client-roots] [--budget CHARS] "
     "[--history-turns N] [--timeout SECONDS] [--deadline SECONDS]"
 )
 LOG_NAME = "hook.log"
+#: ``SKILLRT_DAEMON_AUTOSTART=0`` keeps the hook from starting a daemon (as
+#: ``hook.daemon_autostart: false`` does in skillrt.yaml).
+ENV_AUTOSTART = "SKILLRT_DAEMON_AUTOSTART"
 MAX_LOG_BYTES = 1_000_000
 _VALUE_FLAGS = ("--root", "--config", "--state", "--socket", "--budget", "--history-turns",
                 "--timeout", "--deadline")  # fmt: skip
@@ -60,7 +71,7 @@ class Options:
         self.state: str | None = None
         self.socket: str | None = None
         self.no_daemon = False
-        self.client_roots = False
+        self.client_roots = True
         self.budget: int | None = None
         self.history_turns = 6
         #: From the flags; None: from the config file, else the defaults above.
@@ -83,8 +94,8 @@ def parse_args(argv: list[str]) -> Options:
         if arg == "--no-daemon":
             opts.no_daemon = True
             continue
-        if arg == "--client-roots":
-            opts.client_roots = True
+        if arg in ("--client-roots", "--no-client-roots"):
+            opts.client_roots = arg == "--client-roots"  # the default; kept for old installs
             continue
         flag, eq, value = arg.partition("=")
         if flag not in _VALUE_FLAGS:
@@ -141,8 +152,13 @@ class _Run:
         self.deadline = started + (opts.deadline or DEADLINE_S)
         self.daemon_timeout = opts.timeout or (opts.deadline or DEADLINE_S) * DAEMON_SHARE
         self.store_wait = STORE_WAIT_S
+        self.autostart = True
+        self.daemon_idle_s = DAEMON_IDLE_S
+        self.daemon_start_timeout_s = DAEMON_START_TIMEOUT_S
         # Where to log until the input names the project (a config file may move it).
-        self.state_dir: str | None = _state_dir(opts, _project_dir(None))
+        self.state_dir: str | None = hook_state_dir(
+            project_dir(None, os.environ), opts.state, None, os.environ
+        )
         self.stage = "reading the hook's input"
         self._emit = _thread.allocate_lock()
         self._expired = False
@@ -196,26 +212,35 @@ class _Run:
                 return
             if hook.event is not None and hook.event != EVENTS[opts.client]:
                 return  # installed on another event by hand: not ours to answer
-            project = _project_dir(hook.cwd)
+            project = project_dir(hook.cwd, os.environ)
             self.stage = "reading the config"
             where = _where(opts, project)
             self.state_dir = where["state_dir"]
             self._apply(where)
             if not hook.prompt.strip():
                 return
-            from skillrt.hooks.transcript import read_history
+            from skillrt.hooks.transcript import loaded_skills, read_history
 
             self.stage = "reading the transcript"
             history = read_history(
                 hook.transcript_path, prompt=hook.prompt, turns=opts.history_turns
             )
+            # Skills whose body the conversation holds already: a reminder, not again.
+            loaded = sorted(loaded_skills(hook.transcript_path))
             self.stage = "asking the daemon"
             context = _ask_daemon(
-                opts, where, hook.prompt, history, timeout=min(self.daemon_timeout, self.left())
+                opts,
+                where,
+                {"prompt": hook.prompt, "history": history, "loaded": loaded},
+                # A wait that the deadline cuts short ends just after it: the deadline
+                # is reported against the daemon, not a in-process start with no time.
+                timeout=min(self.daemon_timeout, self.left() + 0.1),
             )
             if context is None:
+                self.stage = "starting a daemon for the next prompts"
+                self._start_daemon(project, where)
                 self.stage = "working in-process"
-                context = self._in_process(project, hook.prompt, history)
+                context = self._in_process(project, hook.prompt, history, loaded)
             if context is None:
                 return
             for err in context.get("errors") or ():
@@ -246,9 +271,46 @@ class _Run:
         if not self.opts.timeout:
             self.daemon_timeout = settings.daemon_timeout_s or deadline * DAEMON_SHARE
         self.store_wait = settings.store_wait_s
+        self.autostart = settings.daemon_autostart
+        self.daemon_idle_s = settings.daemon_idle_s
+        self.daemon_start_timeout_s = settings.daemon_start_timeout_s
+
+    def _start_daemon(self, project: str, where: dict[str, Any]) -> None:
+        """No daemon answered: start one for the next prompts (see
+        :mod:`skillrt.hooks.autostart`), unless one runs or starts already, the hook
+        was told which daemon to ask, or not to use one."""
+        from skillrt.daemon.protocol import ENV_SOCKET
+        from skillrt.hooks import autostart
+
+        opts = self.opts
+        if opts.no_daemon or not self.autostart or opts.socket or os.environ.get(ENV_SOCKET):
+            return
+        if os.environ.get(ENV_AUTOSTART, "").strip().lower() in ("0", "false", "no", "off"):
+            return
+        state_dir = where["state_dir"]
+        if autostart.daemon_running(state_dir):
+            return
+        expect = where["expect"]
+        argv = autostart.serve_command(
+            roots=expect["roots"],
+            config=expect["config"],
+            state=state_dir,
+            client_roots=opts.client_roots,
+            idle_s=self.daemon_idle_s,
+            start_timeout_s=self.daemon_start_timeout_s,
+        )
+        try:
+            pid = autostart.start_daemon(
+                argv, cwd=project, state_dir=state_dir, environ=os.environ
+            )
+        except OSError as exc:
+            _log(state_dir, f"could not start a daemon: {exc}")
+            return
+        _log(state_dir, f"started a daemon (pid {pid}) for the next prompts; its log: "
+             f"{os.path.join(state_dir, autostart.LOG_NAME)}")  # fmt: skip
 
     def _in_process(
-        self, project: str, prompt: str, history: list[dict[str, str]]
+        self, project: str, prompt: str, history: list[dict[str, str]], loaded: list[str]
     ) -> dict[str, Any] | None:
         """The turn context computed here, waiting on a shared store only for what is
         left of the deadline; what the runtime warns about goes to the hook's log."""
@@ -268,13 +330,17 @@ class _Run:
             logger.propagate = False  # into hook.log, not onto the client's stderr
         try:
             with patience(self.store_wait, until=self.deadline - _RESERVE_S):
-                config = _config(self.opts, project)
+                config = _config(self.opts, project, str(self.state_dir))
                 roots = flag_roots(self.opts.roots, Path(project))
                 runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))
                 self.routing = runtime.routing
                 try:
                     ctx = runtime.turn_context(
-                        prompt, history=history, surface="hook", budget=self.opts.budget
+                        prompt,
+                        history=history,
+                        surface="hook",
+                        budget=self.opts.budget,
+                        loaded=loaded,
                     )
                     data: dict[str, Any] = to_jsonable(ctx)
                 finally:
@@ -289,74 +355,55 @@ class _Run:
         return data
 
 
-def _state_dir(opts: Options, project: str) -> str:
-    """The state folder before the config is read: ``--state`` unless it is a URL (a
-    URL's caches and logs stay in the project's ``.skillrt``)."""
-    state = opts.state
-    if state and "://" in state:
-        state = None
-    return os.path.join(project, state or ".skillrt")
-
-
-def _project_dir(payload_cwd: str | None) -> str:
-    """Claude Code names the project in ``CLAUDE_PROJECT_DIR``; else the session's cwd."""
-    for candidate in (os.environ.get("CLAUDE_PROJECT_DIR"), payload_cwd):
-        if candidate and os.path.isdir(candidate):
-            return os.path.abspath(candidate)
-    return os.getcwd()
-
-
 def _where(opts: Options, project: str) -> dict[str, Any]:
     """State folder, identity and socket, without importing the runtime; with a config
     file, only its ``state_dir`` is read (the way every command reads it)."""
     config_file = None
     if opts.config:
         config_file = os.path.realpath(os.path.join(project, opts.config))
+        if not os.path.exists(config_file):
+            from skillrt.errors import ConfigError
+
+            raise ConfigError(f"config file not found: {config_file}", path=config_file)
     elif os.path.exists(os.path.join(project, "skillrt.yaml")):
         config_file = os.path.realpath(os.path.join(project, "skillrt.yaml"))
-    if config_file is None:
-        if opts.state and "://" in opts.state:
-            from pathlib import Path  # pathlib costs ~7 ms: only off the common path
-
-            from skillrt.cli.settings import locate_state
-
-            locate_state(None, opts.state, cwd=Path(project))  # refuses a scheme it lacks
-        state_dir = _state_dir(opts, project)
-        project_dir = project
-    else:
-        from pathlib import Path
+    if opts.state and "://" in opts.state:
+        from pathlib import Path  # pathlib costs ~7 ms: only off the common path
 
         from skillrt.cli.settings import locate_state
 
-        found = locate_state(opts.config, opts.state, cwd=Path(project))
-        state_dir, project_dir = str(found[0]), str(found[1])
+        locate_state(None, opts.state, cwd=Path(project))  # refuses a scheme it lacks
+    state_dir = hook_state_dir(project, opts.state, config_file, os.environ)
+    project_dir = os.path.dirname(config_file) if config_file is not None else project
     roots = [os.path.realpath(os.path.join(project, r)) for r in opts.roots] or None
     expect: dict[str, Any] = {"roots": roots, "config": config_file, "project_dir": project_dir}
     if opts.client_roots:  # a daemon that does not search them serves other skills
-        from skillrt.cli.client_roots import present
+        from skillrt.hooks.client_roots import present
 
-        # (only when one is there: else any daemon of these skills will do)
-        expect["client_roots"] = present(opts.client, project, os.environ.get("HOME"))
+        # (only those that are there: else any daemon of these skills will do)
+        environ = os.environ
+        expect["client_roots"] = present(project, environ.get("HOME"), environ.get("CODEX_HOME"))
     return {"state_dir": os.path.abspath(state_dir), "expect": expect}
 
 
-def _config(opts: Options, project: str) -> Any:
+def _config(opts: Options, project: str, state_dir: str) -> Any:
     from pathlib import Path
 
-    from skillrt.cli.client_roots import with_client_roots
     from skillrt.cli.settings import load_config
 
-    config = load_config(opts.config, opts.state, cwd=Path(project), home=os.environ.get("HOME"))
-    return with_client_roots(config, opts.client) if opts.client_roots else config
+    config = load_config(
+        opts.config,
+        opts.state,
+        cwd=Path(project),
+        home=os.environ.get("HOME"),
+        codex_home=os.environ.get("CODEX_HOME"),
+        client_roots=opts.client_roots,
+    )
+    return config.replace_section(state_dir=Path(state_dir))  # never the project's, unasked
 
 
 def _ask_daemon(
-    opts: Options,
-    where: dict[str, Any],
-    prompt: str,
-    history: list[dict[str, str]],
-    *,
-    timeout: float,
+    opts: Options, where: dict[str, Any], args: dict[str, Any], *, timeout: float
 ) -> dict[str, Any] | None:
     """The daemon's answer within ``timeout`` seconds, or None when no daemon gives one
     (then the hook works in-process)."""
@@ -371,7 +418,7 @@ def _ask_daemon(
     except ValueError as exc:
         _log(where["state_dir"], f"bad daemon address: {exc}")
         return None
-    args: dict[str, Any] = {"prompt": prompt, "history": history, "surface": "hook"}
+    args = {**args, "surface": "hook"}
     if opts.budget:
         args["budget"] = opts.budget
     timeout = max(0.05, timeout)

@@ -7,13 +7,21 @@ Understood, line by line (JSONL), from the end of the file:
   tool calls, tool results, meta and side-chain lines are skipped);
 - Codex CLI: ``{"type": "response_item", "payload": {"type": "message", "role",
   "content": [{"type": "input_text"|"output_text", "text"}]}}``;
+- Gemini CLI (0.5x and later, JSONL): ``{"id", "type": "user"|"gemini", "content"}``
+  with ``content`` a string or a list of ``{"text"}`` parts (its ``<session_context>``
+  and ``<hook_context>`` parts are not the conversation);
 
-and a Gemini CLI session file (one JSON document with a ``messages`` list of
-``{"type": "user"|"gemini", "content"}``). Only the file's last :data:`TAIL_BYTES` are
-read (a JSON document only up to :data:`MAX_DOCUMENT_BYTES`); anything unreadable gives
-no history rather than an error: a FIFO or device named as the transcript is not
-waited on, a line nested past the parser's recursion limit is skipped like any
-unreadable line.
+and an older Gemini CLI session file (one JSON document with a ``messages`` list of
+``{"type": "user"|"gemini", "content"}``).
+
+:func:`loaded_skills` reads the same file for what skillrt already put in the
+conversation's context: the skills whose injection block (``[Skill: <name> | ...``)
+stands in it since the client last compacted or rewound it.
+
+Only the file's last :data:`TAIL_BYTES` are read (a JSON document only up to
+:data:`MAX_DOCUMENT_BYTES`); anything unreadable gives no history rather than an
+error: a FIFO or device named as the transcript is not waited on, a line nested past
+the parser's recursion limit is skipped like any unreadable line.
 """
 
 from __future__ import annotations
@@ -33,7 +41,10 @@ MAX_DOCUMENT_BYTES = 4 * 1024 * 1024
 DEFAULT_TURNS = 6
 DEFAULT_CHARS = 4_000
 #: Wrappers a client adds as user messages; they are not the conversation.
-_SYNTHETIC = ("<environment_context>", "<user_instructions>", "<command-name>", "<local-command")
+_SYNTHETIC = ("<environment_context>", "<user_instructions>", "<command-name>", "<local-command",
+              "<session_context>")  # fmt: skip
+#: Parts a client adds to a user message that are not the user's words (Gemini CLI).
+_ADDED_PARTS = ("<hook_context>", "<session_context>")
 _TEXT_BLOCKS = ("text", "input_text", "output_text")
 _ROLES = {"user": "user", "assistant": "assistant", "gemini": "assistant", "model": "assistant"}
 
@@ -128,6 +139,8 @@ def _message(entry: dict[str, Any]) -> dict[str, str] | None:
     body: Any = None
     if entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict):
         body = entry["message"]
+    elif entry.get("type") in ("user", "gemini") and "content" in entry and "id" in entry:
+        body = {"role": entry["type"], "content": entry["content"]}  # Gemini CLI JSONL
     elif (
         entry.get("type") == "response_item"
         and isinstance(entry.get("payload"), dict)
@@ -150,7 +163,79 @@ def _text(content: Any) -> str:
         parts = [
             str(block.get("text", ""))
             for block in content
-            if isinstance(block, dict) and block.get("type", "text") in _TEXT_BLOCKS
+            if isinstance(block, dict)
+            and block.get("type", "text") in _TEXT_BLOCKS
+            and not str(block.get("text", "")).startswith(_ADDED_PARTS)
         ]
         return well_formed("\n".join(p for p in parts if p).strip())
     return ""
+
+
+#: Bytes of a transcript :func:`loaded_skills` reads, from the end.
+LOADED_SCAN_BYTES = 32 * 1024 * 1024
+_SCAN_CHUNK = 1024 * 1024
+#: What a client writes when it compacts or rewinds a conversation: what came before is
+#: no longer what the model sees (Claude Code's compact boundary, Codex's compacted
+#: item, Gemini CLI's message list replaced or rewound).
+_RESETS = (
+    b'"subtype":"compact_boundary"',
+    b'"subtype": "compact_boundary"',
+    b'"type":"compacted"',
+    b'"type": "compacted"',
+    b'{"$set":{"messages"',
+    b'{"$rewindTo"',
+)
+_BLOCK = b"[Skill: "
+
+
+def loaded_skills(path: str | None) -> set[str]:
+    """The skills whose injection block stands in the transcript at ``path`` after its
+    last compaction (or rewind): they are in the model's context already. Reads at most
+    :data:`LOADED_SCAN_BYTES` from the end; anything unreadable gives the empty set."""
+    if not path:
+        return set()
+    try:
+        fh, st = open_regular(path)
+    except (OSError, ValueError):
+        return set()
+    found: set[str] = set()
+    with fh:
+        end = st.st_size
+        floor = max(0, end - LOADED_SCAN_BYTES)
+        carry = b""
+        while end > floor:
+            start = max(floor, end - _SCAN_CHUNK)
+            try:
+                fh.seek(start)
+                data = fh.read(end - start) + carry
+            except OSError:
+                break
+            # A marker cut by the chunk's start is read whole with the next chunk.
+            cut = data.find(b"\n") if start > floor else -1
+            carry = data[: cut + 1] if cut >= 0 else b""
+            chunk = data[cut + 1 :] if cut >= 0 else data
+            reset = max(chunk.rfind(marker) for marker in _RESETS)
+            found.update(_block_names(chunk[reset + 1 :] if reset >= 0 else chunk))
+            if reset >= 0:
+                break
+            end = start
+    return found
+
+
+def _block_names(data: bytes) -> set[str]:
+    names: set[str] = set()
+    at = data.find(_BLOCK)
+    while at >= 0:
+        stop = data.find(b" |", at, at + 400)
+        if stop > at:
+            raw = data[at + len(_BLOCK) : stop]
+            try:
+                name = raw.decode("utf-8")
+                if "\\u" in name:  # a non-ASCII name, as JSON escapes it
+                    name = fastjson.loads(b'"' + raw + b'"')
+            except (UnicodeDecodeError, ValueError):
+                name = ""
+            if name and len(name) <= 200 and '"' not in name and "\n" not in name:
+                names.add(name)
+        at = data.find(_BLOCK, at + 1)
+    return names

@@ -3,7 +3,9 @@ old file, write atomically.
 
 An edit is planned as ``(path, before, after)`` texts (``None`` = no file); nothing is
 written until :func:`apply` runs, and :func:`apply` writes only files whose text
-changes, with the file's own mode (a new file gets the usual ``0o666 & ~umask``). JSON
+changes, with the file's own mode (a new file gets the usual ``0o666 & ~umask``). The
+text a file had before is kept in skillrt's own backup folder (never beside the file,
+in the user's repository): ``<backups>/<name>-<hash of its path>.bak``. JSON
 files keep their key order and their layout (indentation, or one compact line, the
 separators' spacing, escaping, final newline); TOML files are edited as text (a marked
 block), so comments and layout survive. An uninstall that leaves the data the file had
@@ -25,6 +27,8 @@ from typing import Any
 from skillrt.atomic import atomic_write_bytes
 from skillrt.errors import InstallError
 
+#: The suffix of a backup kept beside the file by skillrt 0.1 installs (still read, and
+#: removed by an uninstall).
 BACKUP_SUFFIX = ".skillrt.bak"
 
 
@@ -68,36 +72,54 @@ def read_text(path: Path) -> str | None:
         raise InstallError(f"cannot read {path}: {exc}", path=str(path)) from exc
 
 
-def backup_path(path: Path) -> Path:
+def backup_path(path: Path, backups: Path) -> Path:
+    """Where the text ``path`` had before skillrt changed it is kept."""
+    import zlib
+
+    real = os.path.realpath(path).encode("utf-8", "surrogateescape")
+    return backups / f"{path.name}-{zlib.crc32(real):08x}{zlib.crc32(real[::-1]):08x}.bak"
+
+
+def legacy_backup(path: Path) -> Path:
     return path.with_name(path.name + BACKUP_SUFFIX)
 
 
-def apply(edits: list[FileEdit], *, dry_run: bool = False) -> list[Applied]:
-    """Write every changed file (old text to ``<file>.skillrt.bak`` first), keeping the
-    file's mode; with ``dry_run`` only report what would change."""
+def apply(edits: list[FileEdit], *, backups: Path, dry_run: bool = False) -> list[Applied]:
+    """Write every changed file (its old text to :func:`backup_path` first), keeping the
+    file's mode; with ``dry_run`` only report what would change. A backup an older
+    install left beside a file is removed once the file is written."""
     out = []
     for edit in edits:
         backup = None
         if edit.changed and not dry_run:
             mode = _mode(edit.path)
             if edit.before is not None:
-                backup = backup_path(edit.path)
-                atomic_write_bytes(backup, edit.before.encode("utf-8"), mode=mode)
+                backup = backup_path(edit.path, backups)
+                backups.mkdir(parents=True, exist_ok=True, mode=0o700)
+                atomic_write_bytes(backup, edit.before.encode("utf-8"), mode=0o600)
             if edit.after is None:
                 edit.path.unlink()
             else:
                 atomic_write_bytes(edit.path, edit.after.encode("utf-8"), mode=mode)
+            legacy = legacy_backup(edit.path)
+            if legacy.is_file():
+                legacy.unlink()
         out.append(Applied(edit.path, edit.changed, backup, edit.diff()))
     return out
 
 
-def restore_original(edit: FileEdit, parse: Callable[[str], Any]) -> FileEdit:
+def restore_original(edit: FileEdit, parse: Callable[[str], Any], backups: Path) -> FileEdit:
     """``edit`` (an uninstall), or the file's text from before the install when that
     holds the same data as ``edit.after``: the backup :func:`apply` kept, byte for byte.
     ``parse`` reads a text into comparable data (``""`` is no data)."""
     if not edit.changed:
         return edit
-    original = read_text(backup_path(edit.path)) if edit.path.parent.is_dir() else None
+    original = None
+    for candidate in (backup_path(edit.path, backups), legacy_backup(edit.path)):
+        if candidate.parent.is_dir():
+            original = read_text(candidate)
+        if original is not None:
+            break
     if original is None:
         return edit
     try:
@@ -151,6 +173,20 @@ def parse_json(text: str) -> Any:
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+
+def edit_json(like: str | None, before: dict[str, Any], data: dict[str, Any]) -> str | None:
+    """The text ``like`` (whose data is ``before``) changed to hold ``data``: only the
+    members that changed are touched (:mod:`skillrt.install.jsonedit`), so the rest of
+    the file keeps its bytes, inline objects included; ``None`` (no file) for an empty
+    document, :func:`dump_json` for a new one."""
+    if not data:
+        return None
+    if like is None or not like.strip():
+        return dump_json(data, like)
+    from skillrt.install.jsonedit import edit_text
+
+    return edit_text(like, before, data)
 
 
 def dump_json(data: dict[str, Any], like: str | None) -> str | None:

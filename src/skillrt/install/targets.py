@@ -4,10 +4,10 @@
 client         file (``--project`` / ``--user``)              what is added
 =============  =============================================  ================================
 claude-code    ``.claude/settings.json`` / ``~/.claude/...``  a ``UserPromptSubmit`` hook
-codex          ``.codex/config.toml`` / ``~/.codex/...``      ``[mcp_servers.skillrt]``
-               ``.codex/hooks.json`` / ``~/.codex/...``       a ``UserPromptSubmit`` hook
-gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  ``mcpServers.skillrt`` and a
-                                                              ``BeforeAgent`` hook
+codex          ``.codex/hooks.json`` / ``~/.codex/...``       a ``UserPromptSubmit`` hook
+               ``.codex/config.toml`` / ``~/.codex/...``      ``[mcp_servers.skillrt]`` (--mcp)
+gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  a ``BeforeAgent`` hook, and
+                                                              ``mcpServers.skillrt`` (--mcp)
 cursor         ``.cursor/mcp.json`` / ``~/.cursor/...``       ``mcpServers.skillrt`` (Cursor's
                                                               prompt hook cannot add context)
 =============  =============================================  ================================
@@ -20,6 +20,7 @@ TOML block, so installing twice changes nothing and uninstalling removes exactly
 
 from __future__ import annotations
 
+import copy
 import json
 import shlex
 import tomllib
@@ -31,7 +32,7 @@ from typing import Any
 from skillrt.errors import InstallError
 from skillrt.install.files import (
     FileEdit,
-    dump_json,
+    edit_json,
     load_json,
     parse_json,
     read_text,
@@ -67,6 +68,8 @@ class Target:
     #: How the hook starts skillrt when it differs from ``program`` (e.g.
     #: ``[python, "-c", HOOK_BOOT]``).
     hook_program: Sequence[str] | None = None
+    #: Register the MCP server too (always for cursor; an uninstall removes it anyway).
+    mcp: bool = False
 
     def hook_command(self) -> str:
         program = self.hook_program or self.program
@@ -76,16 +79,17 @@ class Target:
         return {"command": self.program[0], "args": [*self.program[1:], "mcp", *self.flags]}
 
 
-def plan(target: Target, *, uninstall: bool = False) -> list[FileEdit]:
+def plan(target: Target, *, uninstall: bool = False, backups: Path) -> list[FileEdit]:
     """The file edits that install (or uninstall) ``target``; nothing is written.
 
     An uninstall that leaves a file's data as it was before the install gives back the
-    file's exact bytes (from the backup the install kept)."""
+    file's exact bytes (from the backup the install kept in ``backups``)."""
     edits = _plan(target, uninstall)
     if not uninstall:
         return edits
     return [
-        restore_original(e, _parse_toml if e.path.suffix == ".toml" else parse_json) for e in edits
+        restore_original(e, _parse_toml if e.path.suffix == ".toml" else parse_json, backups)
+        for e in edits
     ]
 
 
@@ -93,10 +97,10 @@ def _plan(target: Target, uninstall: bool) -> list[FileEdit]:
     if target.client == "claude-code":
         return [_json_edit(target.folder / "settings.json", target, uninstall, _claude)]
     if target.client == "codex":
-        return [
-            _toml_edit(target.folder / "config.toml", target, uninstall),
-            _json_edit(target.folder / "hooks.json", target, uninstall, _codex_hooks),
-        ]
+        edits = [_json_edit(target.folder / "hooks.json", target, uninstall, _codex_hooks)]
+        if target.mcp or uninstall:
+            edits.append(_toml_edit(target.folder / "config.toml", target, uninstall))
+        return edits
     if target.client == "gemini":
         return [_json_edit(target.folder / "settings.json", target, uninstall, _gemini)]
     if target.client == "cursor":
@@ -114,8 +118,9 @@ def _parse_toml(text: str) -> dict[str, Any]:
 def _json_edit(path: Path, target: Target, uninstall: bool, change: Any) -> FileEdit:
     before = read_text(path)
     data = load_json(path, before)
+    original = copy.deepcopy(data)
     change(data, target, uninstall)
-    return FileEdit(path, before, dump_json(data, before))
+    return FileEdit(path, before, edit_json(before, original, data))
 
 
 # -- hooks ----------------------------------------------------------------------------
@@ -188,7 +193,8 @@ def _codex_hooks(data: dict[str, Any], target: Target, uninstall: bool) -> None:
 
 
 def _gemini(data: dict[str, Any], target: Target, uninstall: bool) -> None:
-    _set_server(data, target, uninstall)
+    if target.mcp or uninstall:
+        _set_server(data, target, uninstall)
     handler = {
         "name": "skillrt",
         "type": "command",

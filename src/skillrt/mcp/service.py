@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -371,6 +371,7 @@ class SkillService:
         history: Sequence[str | Mapping[str, Any]] | None = None,
         surface: str | None = None,
         budget: int | None = None,
+        loaded: Collection[str] = (),
     ) -> TurnContext:
         """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
         surface = surface or self.surface
@@ -380,6 +381,7 @@ class SkillService:
             surface=surface,
             budget=budget,
             record=False if self.events is not None else None,
+            loaded=loaded,
         )
         if ctx._route is not None:
             self.record(ctx._route, surface=surface)

@@ -31,6 +31,15 @@ class ValidationResult:
 STRICT_IN_VALIDATE = frozenset({"NAME_DIR_MISMATCH"})
 
 
+def validate_problem(skill: Skill) -> Diagnostic | None:
+    """The first problem ``skillrt validate`` fails ``skill`` on, or None: such a skill
+    still loads (S4) and is listed with its problem, but is never injected."""
+    for d in skill.diagnostics:
+        if d.severity == "error" or d.code in STRICT_IN_VALIDATE:
+            return d
+    return None
+
+
 def _result(item: Skill | BrokenSkill) -> ValidationResult:
     name = item.qualified_name if isinstance(item, Skill) else None
     diagnostics = tuple(

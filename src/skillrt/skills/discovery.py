@@ -71,35 +71,62 @@ def resolve_roots(
     if explicit:
         return _ordered([Root(r.path, r.namespace, r.scope or "flag") for r in explicit])
     roots = [Root(r.path, r.namespace, r.scope) for r in config.roots]
-    if config.conventional_roots:
-        roots.append(Root(project_dir / ".agents" / "skills", None, "project", True))
-        roots.append(Root(project_dir / "skills", None, "project", True))
-    if config.claude_roots:
-        roots.append(Root(project_dir / ".claude" / "skills", None, "project", True))
-    if config.codex_roots:
-        roots.append(Root(project_dir / ".codex" / "skills", None, "project", True))
-    home = config.home_dir
-    if home is not None:
-        if config.conventional_roots:
-            roots.append(Root(home / ".agents" / "skills", None, "user", True))
-        if config.claude_roots:
-            roots.append(Root(home / ".claude" / "skills", None, "user", True))
-        if config.codex_roots:
-            roots.append(Root(home / ".codex" / "skills", None, "user", True))
+    for scope, folder, _switch in searched_folders(config, project_dir):
+        roots.append(Root(folder, None, scope, True))
     return _ordered(roots)
 
 
-#: The conventional folders (S3) and the switch that searches each: ``(scope, folder
-#: under the project or the home folder, discovery switch)``.
+#: The conventional folders (S3) and each coding agent's own skill folders, with the
+#: switch that searches each: ``(scope, folder under the project or the home folder,
+#: discovery switch)``. Each client's folders are its documented ones: Claude Code
+#: ``.claude/skills``; Codex CLI ``.agents/skills`` and ``.codex/skills`` (``~/.codex`` is
+#: ``$CODEX_HOME``); Gemini CLI ``.gemini/skills`` and ``.agents/skills``.
 CONVENTIONAL_FOLDERS = (
     ("project", (".agents", "skills"), "conventional_roots"),
     ("project", ("skills",), "conventional_roots"),
     ("project", (".claude", "skills"), "claude_roots"),
     ("project", (".codex", "skills"), "codex_roots"),
+    ("project", (".gemini", "skills"), "gemini_roots"),
     ("user", (".agents", "skills"), "conventional_roots"),
     ("user", (".claude", "skills"), "claude_roots"),
     ("user", (".codex", "skills"), "codex_roots"),
+    ("user", (".gemini", "skills"), "gemini_roots"),
 )
+#: The switches of the coding agents' own folders; ``discovery.client_roots`` turns all
+#: of them on (the default; ``--no-client-roots`` turns them off).
+CLIENT_SWITCHES = ("claude_roots", "codex_roots", "gemini_roots")
+
+
+def folder_on(config: DiscoveryConfig, switch: str) -> bool:
+    """Whether ``switch``'s folders are searched under ``config``."""
+    if switch in CLIENT_SWITCHES and config.client_roots:
+        return True
+    return bool(getattr(config, switch))
+
+
+def searched_folders(config: DiscoveryConfig, project_dir: Path) -> list[tuple[str, Path, str]]:
+    """``(scope, folder, switch)`` of each conventional or client folder ``config``
+    searches (whether it exists or not), project folders first."""
+    out = []
+    for scope, parts, switch in CONVENTIONAL_FOLDERS:
+        if not folder_on(config, switch):
+            continue
+        folder = _folder(config, project_dir, scope, parts)
+        if folder is not None:
+            out.append((scope, folder, switch))
+    return out
+
+
+def _folder(
+    config: DiscoveryConfig, project_dir: Path, scope: str, parts: tuple[str, ...]
+) -> Path | None:
+    if scope == "project":
+        return project_dir.joinpath(*parts)
+    if parts == (".codex", "skills") and config.codex_home is not None:
+        return config.codex_home / "skills"
+    return config.home_dir.joinpath(*parts) if config.home_dir is not None else None
+
+
 #: Entries of a folder looked at when counting the skills it holds.
 _COUNT_LIMIT = 2000
 
@@ -114,10 +141,9 @@ def unsearched_folders(
     out: list[Diagnostic] = []
     seen: set[Path] = set()
     for scope, parts, switch in CONVENTIONAL_FOLDERS:
-        base = project_dir if scope == "project" else config.home_dir
-        if base is None:
+        folder = _folder(config, project_dir, scope, parts)
+        if folder is None:
             continue
-        folder = base.joinpath(*parts)
         real = _real(folder)
         if real in seen or any(real == r or real.is_relative_to(r) for r in searched_real):
             continue

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew, StoreUnavailable
+from skillrt.statedir import make_state_dir
 from skillrt.store.base import MEMORY, SQLITE, Connection, Cursor, Dialect, Store
 from skillrt.store.schema import latest_version, statements
 
@@ -137,7 +138,7 @@ class SqliteStore(Store):
                         uri, uri=True, isolation_level=None, timeout=self.busy_timeout_ms / 1000
                     )
                 else:
-                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                    make_state_dir(self.path.parent)
                     conn = sqlite3.connect(
                         self.path, isolation_level=None, timeout=self.busy_timeout_ms / 1000
                     )

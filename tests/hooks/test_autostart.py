@@ -1,0 +1,129 @@
+"""No daemon answers: the hook starts one for the next prompts (issue 27), one per
+state folder, detached, logged, and gone after its idle time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hook_support import claude_payload, hook_output, hook_state, skillrt, wait_for
+
+from skillrt.hooks.autostart import daemon_running
+
+
+def _daemons(state: Path) -> list[int]:
+    """Pids of `skillrt serve` processes of this state folder (a /proc scan)."""
+    out = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"serve" in argv and str(state).encode() in argv:
+            out.append(int(entry))
+    return out
+
+
+@pytest.fixture
+def autostarted(project: Path, skills: Path) -> Iterator[Path]:
+    """The project, its hook allowed to start a daemon (idle after 4 s); every daemon
+    of its state folder is ended afterwards, whatever the test did."""
+    (project / ".git").mkdir()
+    (project / "skillrt.yaml").write_text("hook:\n  daemon_idle_s: 4\n")
+    yield project
+    state = hook_state(project)
+    for pid in _daemons(state):
+        try:
+            os.kill(pid, 15)
+        except ProcessLookupError:
+            pass
+    wait_for(lambda: not _daemons(state), timeout=30)
+
+
+def hook(project: Path, skills: Path, prompt: str, *, cwd: Path | None = None) -> dict | None:  # type: ignore[type-arg]
+    proc = skillrt(
+        "hook", "claude-code", "--root", str(skills), cwd=cwd or project,
+        stdin=claude_payload(prompt, cwd or project), SKILLRT_DAEMON_AUTOSTART="1",
+    )  # fmt: skip
+    return hook_output(proc)
+
+
+def test_the_first_prompt_starts_a_daemon_that_answers_the_next(
+    autostarted: Path, skills: Path
+) -> None:
+    project = autostarted
+    state = hook_state(project)
+    first = hook(project, skills, "please do a code review of my pr")
+    assert first is not None and "code-review" in first["systemMessage"]
+    log = (state / "hook.log").read_text()
+    assert "started a daemon" in log
+    wait_for(lambda: "listening" in (state / "daemon.log").read_text(), timeout=120)
+    assert daemon_running(str(state)) and len(_daemons(state)) == 1
+    # from a subfolder: the same project, the same daemon
+    sub = project / "src" / "deep"
+    sub.mkdir(parents=True)
+    second = hook(project, skills, "please do a code review of my pr", cwd=sub)
+    assert second is not None and "code-review" in second["systemMessage"]
+    assert (state / "hook.log").read_text() == log  # answered by the daemon: nothing new
+    status = json.loads(skillrt("serve", "--status", "--json", "--state", str(state),
+                                cwd=project).stdout)  # fmt: skip
+    assert status["running"] and status["requests"] >= 1
+    # nobody asks for 4 s: it goes, cleaned up
+    wait_for(lambda: not _daemons(state), timeout=60)
+    assert not daemon_running(str(state)) and not (state / "skillrt.sock").exists()
+    assert "idle_exit" in (state / "daemon.log").read_text()
+    assert sorted(p.name for p in project.iterdir()) == [".git", "skillrt.yaml", "src"]
+
+
+def test_two_prompts_at_once_leave_one_daemon(autostarted: Path, skills: Path) -> None:
+    project = autostarted
+    state = hook_state(project)
+    procs = [
+        subprocess.Popen(
+            [
+                os.environ.get("PYTHON", "python3"),
+                "-m",
+                "skillrt",
+                "hook",
+                "claude-code",
+                "--root",
+                str(skills),
+                "--deadline",
+                "60",
+            ],
+            cwd=project,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={
+                **os.environ,
+                "SKILLRT_DAEMON_AUTOSTART": "1",
+                "PYTHONPATH": str(Path(__file__).resolve().parents[2] / "src"),
+            },
+        )  # fmt: skip
+        for _ in range(3)
+    ]
+    for proc in procs:
+        proc.communicate(claude_payload("please do a code review of my pr", project).encode(),
+                         timeout=120)  # fmt: skip
+        assert proc.returncode == 0
+    wait_for(lambda: "listening" in (state / "daemon.log").read_text(), timeout=120)
+    time.sleep(1)  # a racing second daemon fails on the lock at once
+    assert len(_daemons(state)) == 1
+
+
+def test_no_daemon_is_started_when_told_not_to(project: Path, skills: Path) -> None:
+    state = hook_state(project)
+    payload = claude_payload("please do a code review of my pr", project)
+    proc = skillrt("hook", "claude-code", "--root", str(skills), "--no-daemon", cwd=project,
+                   stdin=payload, SKILLRT_DAEMON_AUTOSTART="1")  # fmt: skip
+    out = hook_output(proc)
+    assert out is not None
+    assert not (state / "daemon.log").exists() and not _daemons(state)
