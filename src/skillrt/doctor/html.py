@@ -99,7 +99,7 @@ def _listing(report: DoctorReport) -> str:
     for c in report.listing.clients:
         items.append((f"{c.client} needs", float(c.listed_chars)))
         items.append((f"{c.client} allows", float(c.budget_chars)))
-    body = svg.bars(items, unit=" chars")
+    body = svg.bars(items, unit="characters")
     body += table(
         ["client", "needs", "allows", "cut", "dropped", "assumptions", "action"],
         [
@@ -161,11 +161,12 @@ def render_html(report: DoctorReport) -> str:
     parts = [
         cards(
             [
-                (str(a.get("skills", len(report.risk))), "skills"),
-                (str(len(report.shadowing)), "shadowing pairs"),
-                (str(len(report.unreachable)), "unreachable"),
-                (str(high), "risk ≥ 0.5"),
-                (str(dropped), "descriptions dropped"),
+                (f"{int(a.get('skills', len(report.risk))):,}", "skills"),
+                (f"{len(report.findings):,}", "findings to act on"),
+                (f"{len(report.shadowing):,}", "shadowing pairs"),
+                (f"{len(report.unreachable):,}", "unreachable"),
+                (f"{high:,}", "risk ≥ 0.5"),
+                (f"{dropped:,}", "descriptions dropped"),
             ]
         ),
         section(
