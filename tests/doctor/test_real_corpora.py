@@ -296,3 +296,62 @@ def test_a_catalogue_skill_can_be_disabled_as_printed(tmp_path: Path) -> None:
         assert again["disabled"] == [copy["skill"]] and again["duplicates"] == []
     finally:
         os.chdir(cwd)
+
+
+def why_not(project: Path, query: str, skill: str) -> dict[str, Any]:
+    import contextlib
+    import io
+    import os
+
+    out = io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(project)
+    try:
+        with contextlib.redirect_stdout(out):
+            code = main(["route", query, "--why-not", skill, *roots(project), "--state",
+                         "state", "--json", "--no-daemon"])  # fmt: skip
+    finally:
+        os.chdir(cwd)
+    assert code == 0
+    data: dict[str, Any] = json.loads(out.getvalue())["why_not"]
+    return data
+
+
+DOCKER = (
+    "our Next.js docker image is 1.6GB, runs as root, and every commit re-runs npm ci in "
+    "CI because COPY . . comes before the install. rewrite the Dockerfile as a multi-stage "
+    "build with a non-root user and proper layer caching"
+)
+
+
+def test_why_not_names_the_winner_and_says_why_in_words(
+    project: Path, report: dict[str, Any]
+) -> None:
+    """Issue 30.8: a miss explained by the winner, the part of the score that decided,
+    the request words the skill's text lacks and those the winner's has."""
+    from skillrt.routing.text import terms
+
+    w = why_not(project, DOCKER, "bash-linux")
+    assert set(w) >= {"skill", "rank", "score", "winner", "reasons"}
+    winner = w["winner"]
+    assert winner and winner != "bash-linux"
+    codes = [r["code"] for r in w["reasons"]]
+    assert "winner" in codes and "missing_words" in codes and "winner_words" in codes
+    said = next(r["message"] for r in w["reasons"] if r["code"] == "winner")
+    assert said.startswith(f"{winner} is selected") and "decided by" in said
+    # The deciding part is the one that favours the winner most, never a neutral one.
+    assert w["decided_by"] in w["terms"]["winner"] or w["decided_by"] == "cold_start"
+    # The missing words are the request's, and its text really lacks them.
+    text = (project / "antigravity-skills" / "skills" / "bash-linux" / "SKILL.md").read_text()
+    own = set(terms(text))
+    assert w["missing_words"] and all(word in DOCKER.lower() for word in w["missing_words"])
+    assert all(not set(terms(word)) <= own for word in w["missing_words"])
+    assert set(w["winner_words"]) <= set(w["missing_words"])
+    # A fresh state: every skill is damped alike, so cold start decides nothing here.
+    assert "cold_start" not in codes
+
+
+def test_why_not_a_skill_that_is_selected(project: Path, report: dict[str, Any]) -> None:
+    w = why_not(project, DOCKER, why_not(project, DOCKER, "bash-linux")["winner"])
+    assert [r["code"] for r in w["reasons"]] == ["selected"]
+    assert w["missing_words"] == [] and w["decided_by"] is None

@@ -7,6 +7,8 @@ tables of every section.
 
 from __future__ import annotations
 
+from html import escape
+
 from skillrt.doctor.model import DoctorReport
 from skillrt.webpage import svg
 from skillrt.webpage.page import cards, document, section, table
@@ -168,6 +170,25 @@ def render_html(report: DoctorReport) -> str:
                 (f"{high:,}", "risk ≥ 0.5"),
                 (f"{dropped:,}", "descriptions dropped"),
             ]
+        ),
+        section(
+            "Act on these first",
+            table(
+                ["#", "kind", "skill", "finding", "action"],
+                [
+                    [k, f.kind, f.skill, f.summary, f.action]
+                    for k, f in enumerate(report.findings[:TABLE_ROWS], start=1)
+                ],
+            )
+            + (
+                f'<p class="note">Disabled, not diagnosed: {escape(", ".join(report.disabled))}</p>'
+                if report.disabled
+                else ""
+            ),
+            "Name collisions, stubs, copies of other skills, then the shadowing pairs that "
+            "rest on several requests the rival would take. Each command runs as printed "
+            "from the folder the doctor ran in.",
+            "findings",
         ),
         section(
             "Most confused skills",
