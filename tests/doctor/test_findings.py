@@ -72,12 +72,16 @@ def test_route_risk_counts_losses_and_unsure_wins() -> None:
 def test_the_skill_losing_its_requests_is_the_riskiest() -> None:
     held = [obs(0, [(0, 0.95, "selected"), (1, 0.2, "below_threshold")])] * 4
     held += [obs(1, [(0, 0.7, "selected"), (1, 0.3, "below_threshold")])] * 4
-    risk = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65)
+    listed = {("docx-tools", "pdf-tools")}
+    risk = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65, listed=listed)
     assert [r.skill for r in risk][0] == "docx-tools"
     top = risk[0]
     assert top.routed_elsewhere == 1.0 and top.requests == 4
     assert "4 of 4 requests" in top.reasons[0] and "pdf-tools" in top.reasons[0]
-    assert "see shadowing" in top.action
+    assert top.action.startswith("see shadowing: docx-tools loses most of its requests")
+    # A pair that is not listed is not pointed at.
+    unlisted = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65)[0]
+    assert unlisted.action.startswith("docx-tools loses most of its requests to pdf-tools")
     helper = next(r for r in risk if r.skill == "helper")
     assert helper.routed_elsewhere is None and helper.requests == 0
     assert all(0.0 <= r.score <= 1.0 for r in risk)

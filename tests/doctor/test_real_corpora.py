@@ -147,6 +147,17 @@ def test_copies_say_copy_of_with_the_diff_size(report: dict[str, Any]) -> None:
     )
     for copy, original in COPIES:
         assert frozenset((copy, original)) not in pair_names(report)
+        # The original is not "unreachable" because of its copy, nor sent to a pair.
+        assert original not in {u["skill"] for u in report["unreachable"]}
+        assert f"{copy} is a copy of it" in risk[original]["action"]
+
+
+def test_actions_point_only_at_what_is_listed(report: dict[str, Any]) -> None:
+    listed = {(p["skill"], p["shadowed_by"]) for p in report["shadowing"]}
+    for r in report["risk"]:
+        if r["action"].startswith("see shadowing: "):
+            rival = r["action"].split(" loses most of its requests to ")[1].split(";")[0]
+            assert (r["skill"], rival) in listed or (rival, r["skill"]) in listed
 
 
 def test_no_request_is_drawn_from_negative_scope(report: dict[str, Any]) -> None:

@@ -155,10 +155,9 @@ def analyse(
     threshold = cfg.selection_threshold
     names = router.index.names
     own_finding = {x.position: "a stub: fill it in or remove it (see stubs)" for x in stubs}
-    own_finding.update(
-        {c.position: f"a copy of {names[c.original]} (see duplicates)" for c in copies}
-    )
-    risk = risk_entries(skills, held, hood, stats, threshold, actions=own_finding)
+    for c in copies:
+        own_finding.setdefault(c.original, f"{names[c.position]} is a copy of it (see duplicates)")
+        own_finding[c.position] = f"a copy of {names[c.original]} (see duplicates)"
     shadowing = shadow_pairs(
         skills,
         held,
@@ -170,6 +169,8 @@ def analyse(
         exclude=stub_at,
         copies=frozenset(frozenset((c.position, c.original)) for c in copies),
     )
+    listed = {(p.skill, p.shadowed_by) for p in shadowing}
+    risk = risk_entries(skills, held, hood, stats, threshold, actions=own_finding, listed=listed)
     unreachable = unreachable_skills(
         skills,
         probed,

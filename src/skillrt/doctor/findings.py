@@ -95,11 +95,13 @@ def risk_entries(
     threshold: float,
     *,
     actions: Mapping[int, str] | None = None,
+    listed: set[tuple[str, str]] | None = None,
 ) -> list[RiskEntry]:
     """Every skill's risk entry, worst first (see the module docstring).
 
     ``actions``: the action of skills with a finding of their own (a stub, a copy),
-    which says what to do about them better than their risk does."""
+    which says what to do about them better than their risk does; ``listed``: the
+    shadowing pairs listed (an action points at one only when it is there)."""
     names, per_skill = _by_skill(skills, held_out)
     out: list[RiskEntry] = []
     for i, obs in enumerate(per_skill):
@@ -139,7 +141,10 @@ def risk_entries(
         if rivals and rivals.most_common(1)[0][1] * 2 >= len(obs):
             j = rivals.most_common(1)[0][0]
             sep = stats.separating(i, j)
-            action = f"see shadowing: {names[i]} loses most of its requests to {names[j]}"
+            listed_pair = {(names[i], names[j]), (names[j], names[i])} & (listed or set())
+            action = ("see shadowing: " if listed_pair else "") + (
+                f"{names[i]} loses most of its requests to {names[j]}"
+            )
             if sep:
                 action += f"; say what only it covers ({', '.join(sep)})"
         elif obs and routed is not None and routed >= 0.5:
