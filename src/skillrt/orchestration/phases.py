@@ -318,7 +318,7 @@ class PhaseSteps(ABC):
             verified = folder.verify(prec.memory_file, phase_id=phase.id)
         except MemoryVerificationFailed as exc:
             failed = exc
-            if source == "none" and exc.reason == "missing":
+            if source == "none" and exc.reason == "missing" and not runner.writes_files:
                 failed = _empty_reply(phase.id, path, runner, result)
             failed.fill(run_id=run_id)
             self._mark_failed(rec, phase, failed, runner=ran)
