@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # dev_data, gen_skills
-from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
+from dev_data import ALL_REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery, load_catalog
@@ -65,6 +65,8 @@ class Run:
     selected: list[str | None] = field(default_factory=list)
     #: Every skill the plan injects, the primary first.
     plans: list[tuple[str, ...]] = field(default_factory=list)
+    #: The skills each route pointed to beside its plan.
+    pointers: list[tuple[str, ...]] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
 
     def outcomes(self, queries: list[LabelledQuery]) -> list[QueryOutcome]:
@@ -78,9 +80,15 @@ class Run:
                 q.also_ok,
                 (),
                 str(q.meta.get("style") or ""),
+                pointers,
             )  # fmt: skip
-            for q, plan, ranking, ms in zip(
-                queries, self.plans, self.rankings, self.latency_ms, strict=True
+            for q, plan, ranking, ms, pointers in zip(
+                queries,
+                self.plans,
+                self.rankings,
+                self.latency_ms,
+                self.pointers or [()] * len(queries),
+                strict=True,
             )
         ]
 
@@ -112,6 +120,9 @@ class Run:
             "inj. prec": injected["injected_precision"] or 0.0,
             "injected": injected["mean_injected"] or 0.0,
             "covered": injected["covered_rate"] or 0.0,
+            "cov|ptd": injected["covered_or_pointed_rate"] or 0.0,
+            "ptr rate": injected["pointer_rate"] or 0.0,
+            "ptr prec": injected["pointer_precision"] or 0.0,
             "p50 ms": statistics.median(self.latency_ms),
             "p95 ms": percentile(self.latency_ms, 95),
         }
@@ -128,6 +139,7 @@ def run_skillrt(router: Router, queries: list[LabelledQuery]) -> Run:
         plan, primary = result.plan.names, result.plan.primary
         run.selected.append(primary)
         run.plans.append(() if primary is None else (primary, *(n for n in plan if n != primary)))
+        run.pointers.append(tuple(p.name for p in result.pointers))
     return run
 
 
@@ -197,7 +209,7 @@ def main() -> None:
         if not extra.exists():
             write_jsonl(extra, iter_specs(args.distractors, seed=0))
         skills = [*skills, *load_catalog(extra)]
-    queries = queries_of(args.queries or REAL_QUERIES)
+    queries = queries_of(args.queries or ALL_REAL_QUERIES)
     store = Store(args.cache / "vectors.db")
     started = time.perf_counter()
     router = Router.from_skills(skills, EVAL_CFG, store=store, backend="onnx-minilm")
@@ -220,8 +232,9 @@ def main() -> None:
     outcomes = runs[0].outcomes(queries)
     styles = sorted({o.style for o in outcomes if o.style})
     if styles:
-        columns = ["hit_at_1", "clean_rate", "mean_injected", "injected_precision"]
-        columns += ["covered_rate", "no_skill_recall"]
+        columns = ["hit_at_1", "hit_at_5", "clean_rate", "mean_injected", "injected_precision"]
+        columns += ["covered_rate", "no_skill_recall", "pointer_rate", "pointer_precision"]
+        columns += ["covered_or_pointed_rate"]
         print(
             f"\nskillrt by request style\n{'style':16s} {'n':>4s} "
             + " ".join(f"{c:>18s}" for c in columns)

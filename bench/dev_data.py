@@ -30,6 +30,11 @@ REAL_QUERIES = (
     HERE / "data" / "real-skills-dev.queries.jsonl",
     HERE / "data" / "real-skills-dev.styles.queries.jsonl",
 )
+#: Implicit requests (the need is never named) and their no-skill look-alikes, written
+#: after the fits above: measured everywhere, fitted nowhere.
+IMPLICIT_QUERIES = (HERE / "data" / "real-skills-dev.implicit.queries.jsonl",)
+#: Every real-skills dev request: what the benches report on.
+ALL_REAL_QUERIES = (*REAL_QUERIES, *IMPLICIT_QUERIES)
 
 
 def add_data_arguments(ap: argparse.ArgumentParser) -> None:

@@ -38,7 +38,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills_catalogue
+from dev_data import (
+    IMPLICIT_QUERIES,
+    REAL_QUERIES,
+    add_data_arguments,
+    queries_of,
+    real_skills_catalogue,
+)
 
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import load_catalog
@@ -99,6 +105,8 @@ def dataset_files(
 ) -> tuple[Path, tuple[Path, ...], Path | None]:
     if name == "real-skills":
         return real_skills_catalogue(datasets), REAL_QUERIES, corpora
+    if name == "real-skills-implicit":
+        return real_skills_catalogue(datasets), (*REAL_QUERIES, *IMPLICIT_QUERIES), corpora
     return datasets / name / "skills.jsonl", (datasets / name / "queries.dev.jsonl",), None
 
 
@@ -385,6 +393,11 @@ def main() -> None:
         help="fit the model with token matching (catalogues within token_match_max_texts)",
     )
     ap.add_argument(
+        "--implicit",
+        action="store_true",
+        help="fit on the real-skills implicit requests too (bench/data/*.implicit.*)",
+    )
+    ap.add_argument(
         "--overlap-only",
         action="store_true",
         help="only fit ScoreModel.overlap (the real-skills dev catalogue's pairs)",
@@ -396,7 +409,10 @@ def main() -> None:
         return
 
     data: dict[str, Split] = {}
-    for name in NAMES:
+    names = [
+        n if n != "real-skills" or not args.implicit else "real-skills-implicit" for n in NAMES
+    ]
+    for name in names:
         started = time.time()
         saved = args.cache / f"features-{FEATURE_VERSION}-{name}-{args.backend}-{args.limit}.pkl"
         if saved.exists():

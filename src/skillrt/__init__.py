@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from skillrt.skills.model import Diagnostic, Skill, SkillRef
     from skillrt.skills.registry import SkillEntry, SkillRegistry
     from skillrt.store.base import Store
-    from skillrt.telemetry.feedback import Feedback
+    from skillrt.store.feedback import Feedback
     from skillrt.telemetry.metrics import StatsReport
     from skillrt.telemetry.recording import RecordingRouter
     from skillrt.turns import TurnContext
@@ -67,7 +67,7 @@ _EXPORTS = {
     "CommandLine": "skillrt.doctor.commands",
     "DoctorReport": "skillrt.doctor.model",
     "EvalReport": "skillrt.eval.harness",
-    "Feedback": "skillrt.telemetry.feedback",
+    "Feedback": "skillrt.store.feedback",
     "InvocationResolver": "skillrt.invocation.resolver",
     "LabelledQuery": "skillrt.eval.datasets",
     "LoadReport": "skillrt.loading.report",
@@ -115,14 +115,8 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(module), name)
         globals()[name] = value
         return value
-    # importlib.metadata costs ~40 ms to import: only pay for it when the version is asked.
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            value = version("skillrt")
-        except PackageNotFoundError:  # running from a source tree
-            value = "0.0.0+src"
+        value = _installed_version()
         globals()["__version__"] = value
         return value
     raise AttributeError(f"module 'skillrt' has no attribute {name!r}")
@@ -187,3 +181,34 @@ __all__ = [
     "Workflows",
     "__version__",
 ]
+
+
+def _installed_version() -> str:
+    """The installed distribution's version: read from its ``*.dist-info/METADATA`` on
+    ``sys.path`` (importlib.metadata costs ~40-90 ms to import, more than a whole MCP
+    handshake should take), else through importlib.metadata."""
+    import os
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("skillrt-") and name.endswith(".dist-info"):
+                try:
+                    with open(os.path.join(entry, name, "METADATA"), encoding="utf-8") as fh:
+                        for line in fh:
+                            if line.startswith("Version:"):
+                                return line.split(":", 1)[1].strip()
+                            if not line.strip():
+                                break
+                except OSError:
+                    continue
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skillrt")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.0.0+src"

@@ -257,6 +257,31 @@ class RoutingConfig:
     #: something, when its own calibrated probability of being needed there (beside the
     #: skills already planned; docs/routing.md) reaches this.
     companion_threshold: float = 0.9
+    #: A brief ask (a short message asking for work, not a question) whose best skill
+    #: falls at most this much under the threshold, with the runner-up's total at most
+    #: ``brief_ask_lead`` of its own, is given that skill: brevity alone does not make it
+    #: "no skill" (docs/routing.md, *The plan*). 0 turns it off.
+    brief_ask_margin: float = 0.15
+    brief_ask_lead: float = 0.1
+    #: The reader (docs/routing.md, *The reader*): a learned second reranker that reads
+    #: the request against the best candidates' texts and reorders them, with the weights
+    #: of this file (``bench/train_reader.py --write``). None: no reader. No weights ship
+    #: with the package: the ones trained here did not gain (docs/evaluation.md).
+    reader_weights: ConfigPath | None = None
+    #: Pointers (docs/routing.md, *Pointers*): when the decision is uncertain, the route
+    #: names up to two more skills the user's model may load itself (name, why, how to
+    #: load; never a body). False: no pointers anywhere.
+    pointers: bool = True
+    #: A runner-up of the primary skill is pointed to when its total is at least this
+    #: share of the primary's (the softmax odds that it is the right one)...
+    pointer_runner_up: float = 1.0
+    #: ... or this share, when its document is at least ``pointer_similar`` like the
+    #: primary's (a near neighbour). Every pointer needs at least this share.
+    pointer_floor: float = 0.1
+    pointer_similar: float = 0.7
+    #: A clause's best skill that stays under ``companion_threshold`` is pointed to when
+    #: its probability of being needed there reaches this.
+    pointer_companion: float = 0.3
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.
@@ -418,6 +443,10 @@ class McpConfig:
     resources: bool = True
     #: Most files published per skill (SEP-2640 limit).
     max_resources_per_skill: int = 512
+    #: A prompt hook already routes each message for the client (``install --mcp``
+    #: writes ``mcp --with-hook``): the instructions then say to follow the skill the
+    #: hook injected instead of routing again.
+    with_hook: bool = False
 
 
 @dataclass(frozen=True)
@@ -487,6 +516,11 @@ class RuntimeConfig:
 
     project_dir: Path = Path(".")
     state_dir: ConfigPath = Path(".skillrt")
+    #: Where this machine's derived caches live (parsed skills, vectors, the saved
+    #: routing index): ``<cache_dir>/cache.db``. None: in the state (``state.db``; a
+    #: server store's in ``<state_dir>/cache.db``). The prompt hook, ``install`` and the
+    #: daemon a hook starts use the user's cache folder, which every project shares.
+    cache_dir: ConfigPath | None = None
     state: StateConfig = field(default_factory=StateConfig)
     discovery: DiscoveryConfig = field(default_factory=DiscoveryConfig)
     limits: LoaderLimits = field(default_factory=LoaderLimits)
@@ -504,8 +538,8 @@ class RuntimeConfig:
 
     @property
     def cache_db(self) -> Path:
-        """This machine's derived caches when the state is on a server."""
-        return self.state_dir / "cache.db"
+        """This machine's derived caches when they are not in ``state.db``."""
+        return (self.cache_dir or self.state_dir) / "cache.db"
 
     @property
     def state_location(self) -> str:
@@ -554,6 +588,9 @@ class RuntimeConfig:
         values: dict[str, Any] = {"project_dir": base, "state_dir": base / ".skillrt"}
         if "state_dir" in data:
             values["state_dir"] = validate(ConfigPath, data.pop("state_dir"), "state_dir", base)
+        if data.get("cache_dir") is not None:
+            values["cache_dir"] = validate(ConfigPath, data.pop("cache_dir"), "cache_dir", base)
+        data.pop("cache_dir", None)
         values["discovery"] = _discovery(discovery_raw, base)
         section_types: dict[str, type[Any]] = {
             "state": StateConfig,
@@ -601,12 +638,12 @@ def check_hook(hook: HookConfig) -> None:
 
 
 def check_state(state: StateConfig) -> None:
-    """A state URL must name PostgreSQL; a pool needs a connection."""
-    from skillrt.store.base import is_postgres_url
+    """A state URL must name a server store; a pool needs a connection."""
+    from skillrt.store.backends import is_store_url, url_examples
 
-    if state.url is not None and not is_postgres_url(state.url):
+    if state.url is not None and not is_store_url(state.url):
         raise ConfigError(
-            "'state.url' must be a postgresql:// URL (a SQLite store is chosen with "
+            f"'state.url' must be a {url_examples()} URL (a SQLite store is chosen with "
             "state_dir or --state DIR)",
             field="state.url",
         )

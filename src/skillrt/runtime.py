@@ -615,6 +615,7 @@ class SkillRuntime:
         budget: int | None = None,
         record: bool | None = None,
         loaded: Collection[str] = (),
+        client: str | None = None,
     ) -> TurnContext:
         """What one user message adds to the model's context: its ``$`` mentions
         resolved, or the routed skills, as ``Using skill:`` lines and injection blocks
@@ -631,6 +632,7 @@ class SkillRuntime:
             budget=DEFAULT_BUDGET if budget is None else budget,
             record=record,
             loaded=loaded,
+            client=client,
         )
 
     def eval(

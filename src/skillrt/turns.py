@@ -15,6 +15,11 @@ A skill already ``loaded`` in the conversation (its block stands in the context 
 client keeps: the prompt hook reads that from the client's transcript) is not injected
 again: it gets one reminder line instead (:data:`REMINDER`).
 
+When the route points to skills beside its plan (docs/routing.md, *Pointers*), the
+context ends with one line per pointer (its name, why, and ``skillrt show NAME`` to load
+it): the model weighs them itself; no body is injected for them. Only skills the
+registry holds, enabled and invocable by a model and not already loaded, are pointed to.
+
 Each injected skill is the line ``Using skill: <name>`` followed by its injection block,
 the one ``skillrt show --inject`` prints (seed 003 §6). All of it fits in ``budget``
 characters: when it does not, each body gets a share of what is left after the header
@@ -72,6 +77,8 @@ class TurnContext:
     #: Skills of this turn already in the conversation's context: a reminder line each,
     #: no body.
     reminded: tuple[str, ...] = ()
+    #: Skills named beside the plan for the model to weigh: ``{"name", "why", "load"}``.
+    pointers: tuple[dict[str, str], ...] = ()
     #: The route behind a ``source="route"`` turn (not serialised).
     _route: RouteResult | None = field(default=None, repr=False, compare=False)
 
@@ -89,6 +96,7 @@ class TurnContext:
             routing_reason=data.get("routing_reason"),
             truncated=bool(data.get("truncated")),
             reminded=tuple(data.get("reminded") or ()),
+            pointers=tuple(dict(p) for p in data.get("pointers") or ()),
         )
 
 
@@ -101,8 +109,13 @@ def build_turn_context(
     budget: int = DEFAULT_BUDGET,
     record: bool | None = None,
     loaded: Collection[str] = (),
+    client: str | None = None,
 ) -> TurnContext:
     """The context for ``prompt`` (see the module docstring).
+
+    ``client`` (the prompt hook's: claude-code, codex, gemini) says how its model loads
+    a pointed-to skill: the client's own skill tool for a skill in its folders, else
+    the SKILL.md file to read.
 
     ``record=False`` routes without writing the T1 event (the caller records it, as the
     daemon does through its background writer); ``surface`` labels that event.
@@ -111,7 +124,12 @@ def build_turn_context(
     prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
     resolution = runtime.resolve(prompt, surface="user")
     if resolution.mentions:
-        diagnostics = tuple({"code": d.code, "message": d.message} for d in resolution.diagnostics)
+        from skillrt.invocation.messages import for_shell
+
+        # No coding agent has the /skill palette: the messages name skillrt's commands.
+        diagnostics = tuple(
+            {"code": d.code, "message": for_shell(d.message)} for d in resolution.diagnostics
+        )
         names = [a.skill for a in resolution.activated]
         return _assemble(runtime, names, budget, "mention", diagnostics=diagnostics, loaded=loaded)
     result = runtime.route(prompt, history=history, surface=surface, record=record)
@@ -139,9 +157,77 @@ def build_turn_context(
     )
     if invalid:
         ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
+    pointers: tuple[dict[str, str], ...] = ()
+    if ctx.skills or ctx.reminded:
+        pointers = _pointers(runtime, result, budget - len(ctx.text), loaded, client)
+    text = ctx.text
+    if pointers:
+        text += (
+            "\n\n"
+            + POINTER_HEAD
+            + "".join(f"\n- {p['name']}: {p['why']} (load: `{p['load']}`)" for p in pointers)
+        )
     return dataclasses.replace(
-        ctx, route_id=result.route_id, routing_reason=result.routing_reason, _route=result
+        ctx,
+        text=text,
+        pointers=pointers,
+        route_id=result.route_id,
+        routing_reason=result.routing_reason,
+        _route=result,
     )
+
+
+POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits the request):"
+
+
+def _pointers(
+    runtime: SkillRuntime,
+    result: RouteResult,
+    room: int,
+    loaded: Collection[str] = (),
+    client: str | None = None,
+) -> tuple[dict[str, str], ...]:
+    """The route's pointers to skills a model may load (not ``loaded`` already), as many
+    as fit in ``room``."""
+    registry = runtime.registry
+    out: list[dict[str, str]] = []
+    used = len(POINTER_HEAD) + 2
+    for p in result.pointers:
+        try:
+            skill = registry.get(p.name)
+        except SkillrtError:
+            continue  # a catalogue-only skill: nothing to load
+        if not registry.is_enabled(skill) or skill.disable_model_invocation:
+            continue
+        if skill.qualified_name in loaded:
+            continue  # already in the conversation's context
+        item = {"name": skill.qualified_name, "why": p.why, "load": _load(skill, client, p.load)}
+        line = len(item["name"]) + len(item["why"]) + len(item["load"]) + 16
+        if used + line > room:
+            break
+        used += line
+        out.append(item)
+    return tuple(out)
+
+
+#: client -> (its skill folders, what its model calls to load one of their skills).
+CLIENT_SKILL_TOOLS = {
+    "claude-code": ((".claude/skills",), "the Skill tool with {name}"),
+    "gemini": ((".gemini/skills", ".agents/skills"), "activate_skill {name}"),
+}
+
+
+def _load(skill: Any, client: str | None, default: str) -> str:
+    """How the client's model loads ``skill``: its own skill tool where it has one and
+    lists the skill, else reading the SKILL.md (every coding agent reads files);
+    ``default`` (``skillrt show NAME``) off a coding agent."""
+    if client is None:
+        return default
+    folders, tool = CLIENT_SKILL_TOOLS.get(client, ((), ""))
+    path = str(skill.path).replace("\\", "/")
+    if tool and any(f"/{f}/" in path for f in folders):
+        return tool.format(name=skill.name)
+    return f"read {skill.skill_file}" if skill.skill_file is not None else default
 
 
 def _assemble(

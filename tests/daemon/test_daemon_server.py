@@ -123,27 +123,45 @@ def test_hook_through_the_daemon_answers_like_in_process(served: Served) -> None
 HOOK_NEVER_IMPORTS = ("json", "re", "typing", "argparse", "socket", "threading", "pathlib")
 
 
+@pytest.mark.parametrize("site_imports", [False, True])
 def test_a_hook_answered_by_the_daemon_stays_on_the_standard_library_fast_path(
-    served: Served,
+    served: Served, tmp_path: Path, site_imports: bool
 ) -> None:
+    """``site_imports``: an interpreter whose start-up already imports re, typing,
+    threading and pathlib (a site-packages .pth does that on some machines)."""
     from skillrt.install.targets import HOOK_BOOT
 
+    environ = env()
+    if site_imports:
+        (tmp_path / "site").mkdir()
+        (tmp_path / "site" / "sitecustomize.py").write_text(
+            "import re, typing, threading, pathlib  # what some machines' .pth files do\n"
+        )
+        environ["PYTHONPATH"] = f"{tmp_path / 'site'}{os.pathsep}{environ['PYTHONPATH']}"
     payload = claude_payload("please do a code review of my pr", served.project)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-c", HOOK_BOOT, "hook", "claude-code",
          "--root", str(served.skills), "--deadline", "120"],
-        input=payload, capture_output=True, text=True, cwd=served.project, env=env(),
+        input=payload, capture_output=True, text=True, cwd=served.project, env=environ,
         timeout=120,
     )  # fmt: skip
     assert hook_output(proc) is not None, proc.stderr[-2000:]
-    imported = {
-        line.rsplit("|", 1)[1].strip()
-        for line in proc.stderr.splitlines()
-        if line.startswith("import time:") and "|" in line
-    }
+    # What this interpreter imports before any code runs (site-packages' .pth files may
+    # import re, typing, ... at start) is not the hook's doing.
+    bare = subprocess.run([sys.executable, "-X", "importtime", "-c", "pass"],
+                          capture_output=True, text=True, env=environ, timeout=60)  # fmt: skip
+    imported = _imported(proc.stderr) - _imported(bare.stderr)
     assert "skillrt.daemon.client" in imported  # the daemon answered, not the runtime
     assert "skillrt.runtime" not in imported
     assert imported.isdisjoint(HOOK_NEVER_IMPORTS), imported & set(HOOK_NEVER_IMPORTS)
+
+
+def _imported(importtime: str) -> set[str]:
+    return {
+        line.rsplit("|", 1)[1].strip()
+        for line in importtime.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
 
 
 def test_routes_through_the_daemon_record_t1_events(served: Served) -> None:

@@ -104,6 +104,29 @@ def test_injection_metrics_judge_the_plan_not_the_ranking() -> None:
     assert line["clean"] is False and line["injected"] == 2 and line["style"] == "long"
 
 
+def test_pointer_metrics() -> None:
+    def q(expected, selected, pointers, also_ok=()):  # type: ignore[no-untyped-def]
+        return QueryOutcome(
+            "q", tuple(expected), tuple(selected), (), 1.0, tuple(also_ok), pointers=pointers
+        )
+
+    outcomes = [
+        q(["a"], ["a"], ("b",), also_ok=["b"]),  # a right pointer (an equal)
+        q(["a"], ["b"], ("a", "c")),  # the right skill pointed to, and a wrong one
+        q(["a"], ["a"], ()),
+        q(["a", "b"], ["a"], ("b",)),  # pointed to: covered or pointed, not covered
+        q(["a", "b"], ["a"], ("x",), also_ok=["x"]),  # a stand-in pointed to
+        q(["a", "b"], ["a"], ("c",)),  # neither
+        q([], [], ("a",)),  # a pointer on a no-skill request is wrong
+    ]
+    r = summarise(outcomes)
+    assert r.pointer_rate == 6 / 7
+    assert r.pointer_precision == 4 / 7
+    assert r.covered_rate == 0.0 and r.covered_or_pointed_rate == 2 / 3
+    assert outcomes[1].to_dict()["pointers"] == ["a", "c"]
+    assert summarise([q(["a"], ["a"], ())]).pointer_precision is None
+
+
 def test_metrics_without_a_category_are_none() -> None:
     r = summarise([outcome(["a"], ["a"], ["a"])])
     assert r.set_precision is None and r.no_skill_recall is None and r.no_skill_f1 is None
@@ -134,3 +157,4 @@ def test_evaluate_routes_within_candidates() -> None:
     assert set(report.outcomes[3].ranking) <= {"weather-report"}
     assert report.no_skill_recall == 1.0
     assert report.catalog_size == 5 and report.threshold == 0.65
+    assert report.pointer_rate is not None and "pointer_precision" in report.to_dict()

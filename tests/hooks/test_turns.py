@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 
 from skillrt.config import RoutingConfig, RuntimeConfig
 from skillrt.runtime import SkillRuntime
+from skillrt.serialize import to_jsonable
 from skillrt.turns import TurnContext, _shares
 
 
@@ -78,6 +80,43 @@ def test_the_primary_keeps_its_whole_body_before_the_plan_shares_the_rest(
     assert whole not in shared.text and len(shared.text) <= budget
 
 
+def test_pointers_reach_the_turn_context_as_lines_never_bodies(
+    tmp_path: Path, make_skill: object
+) -> None:
+    root = tmp_path / "near"
+    make_skill(  # type: ignore[operator]
+        "invoice-parser",
+        description="Parse PDF invoices into line items, totals and tax.",
+        body="# Steps\n\nRead the invoice PDF and extract its line items.\n",
+        root=root,
+    )
+    make_skill(  # type: ignore[operator]
+        "receipt-parser",
+        description="Parse PDF receipts and invoices into totals and tax lines.",
+        body="# Steps\n\nRead the receipt PDF and extract totals.\n",
+        root=root,
+    )
+    loose = RoutingConfig(embedding_backend="none", pointer_runner_up=0.0, pointer_floor=0.0)
+    rt = SkillRuntime(RuntimeConfig(routing=loose), roots=[root], persist=False)
+    ctx = rt.turn_context("parse the PDF invoices from march into line items and tax totals")
+    assert len(ctx.skills) == 1
+    other = ({"invoice-parser", "receipt-parser"} - set(ctx.skills)).pop()
+    assert [p["name"] for p in ctx.pointers] == [other]
+    assert ctx.pointers[0]["load"] == f"skillrt show {other}"
+    assert f"- {other}: close runner-up" in ctx.text
+    assert f"Using skill: {other}" not in ctx.text
+    assert TurnContext.from_dict(to_jsonable(ctx)) == ctx
+    off = dataclasses.replace(loose, pointers=False)
+    quiet = SkillRuntime(RuntimeConfig(routing=off), roots=[root], persist=False)
+    ctx = quiet.turn_context("parse the PDF invoices from march into line items and tax totals")
+    assert ctx.pointers == () and "may also apply" not in ctx.text
+    # A skill already loaded in the conversation is not pointed to.
+    again = rt.turn_context(
+        "parse the PDF invoices from march into line items and tax totals", loaded=[other]
+    )
+    assert again.pointers == ()
+
+
 # -- each skill once per conversation (issue 27) --------------------------------------
 def test_a_skill_already_loaded_gets_a_reminder_not_its_body(runtime: SkillRuntime) -> None:
     first = runtime.turn_context("please do a code review of my pr")
@@ -105,3 +144,34 @@ def test_a_skill_that_fails_validation_is_not_injected(tmp_path: Path, make_skil
     ctx = rt.turn_context("please review my pr")
     assert ctx.text == "" and ctx.skills == ()
     assert [e["code"] for e in ctx.errors] == ["NAME_DIR_MISMATCH"]
+
+
+def test_mention_messages_name_commands_that_exist_in_a_coding_agent() -> None:
+    from skillrt.invocation.messages import disabled, for_shell, no_match
+
+    assert (
+        for_shell(no_match("x"))
+        == "No skill named 'x'. Run `skillrt list` to see available skills."
+    )
+    assert for_shell(disabled("a")) == "Skill 'a' is disabled. Enable it with `skillrt enable a`."
+
+
+def test_a_pointer_says_how_this_client_loads_the_skill(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from skillrt.turns import _load
+
+    def skill(folder: str) -> SimpleNamespace:
+        path = tmp_path / folder / "x"
+        return SimpleNamespace(name="x", path=path, skill_file=path / "SKILL.md")
+
+    assert (
+        _load(skill(".claude/skills"), "claude-code", "skillrt show x") == "the Skill tool with x"
+    )
+    assert _load(skill(".agents/skills"), "gemini", "skillrt show x") == "activate_skill x"
+    other = skill("team/skills")
+    assert _load(other, "claude-code", "skillrt show x") == f"read {other.skill_file}"
+    assert (
+        _load(skill(".claude/skills"), "codex", "d") == f"read {tmp_path}/.claude/skills/x/SKILL.md"
+    )
+    assert _load(other, None, "skillrt show x") == "skillrt show x"  # off a coding agent

@@ -216,7 +216,7 @@ def test_codex_toml_block_and_hooks(project: Path, home: Path, tmp_path: Path) -
     assert parsed["model"] == "o3" and parsed["mcp_servers"]["other"] == {"command": "other"}
     assert parsed["mcp_servers"]["skillrt"] == {
         "command": "skillrt",
-        "args": ["mcp", "--root", str(skills.resolve())],
+        "args": ["mcp", "--root", str(skills.resolve()), "--with-hook"],
     }
     assert config.read_text().startswith(original)
     hooks = json.loads((home / ".codex" / "hooks.json").read_text())
@@ -269,9 +269,12 @@ def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
     assert install(project, home, "gemini", "--mcp").returncode == 0
     data = json.loads(settings.read_text())
     assert data["theme"] == "Dracula" and data["mcpServers"]["x"] == {"command": "x"}
-    assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp"]}
+    assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp", "--with-hook"]}
     handler = data["hooks"]["BeforeAgent"][0]["hooks"][0]
-    assert handler["command"] == "skillrt hook gemini" and handler["timeout"] == 10_000
+    assert handler["command"] == "skillrt hook gemini --via-model"
+    assert handler["timeout"] == 10_000
+    model = data["hooks"]["BeforeModel"][0]["hooks"][0]
+    assert model["command"] == "skillrt hook gemini --via-model"
     assert install(project, home, "gemini", "--uninstall").returncode == 0
     assert json.loads(settings.read_text()) == {
         "theme": "Dracula",

@@ -247,3 +247,40 @@ def test_without_client_folders_any_daemon_of_these_skills_answers(
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(30)
+
+
+def test_the_index_built_at_install_serves_a_repo_never_seen(
+    tmp_path: Path, home: Path, make_skill: Make
+) -> None:
+    """A user-level install builds the routing index once, in the user's cache folder
+    every project shares: the first prompt in another repository reads it, embeds
+    nothing, and writes nothing there (issue 27: cold prompts were lost)."""
+    import sqlite3
+
+    make_skill("sql-review", description="Review SQL queries for injection and slow plans.",
+               root=home / ".agents" / "skills", triggers=["review this sql query"])  # fmt: skip
+    make_skill("release-notes", description="Write release notes from the changelog.",
+               root=home / ".agents" / "skills")  # fmt: skip
+    installed = skillrt(home, home, "install", "claude-code", "--user", "--json",
+                        "--command", f"{sys.executable} -m skillrt")  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout)["warmed"]["ok"]
+    shared = Path(os.environ["XDG_CACHE_HOME"]) / "skillrt" / "shared" / "cache.db"
+
+    def cached() -> int:
+        with sqlite3.connect(shared) as conn:
+            tables = [
+                r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+            ]
+            return sum(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in tables)
+
+    before = cached()
+    assert before > 0
+    repo = tmp_path / "never-seen"
+    (repo / ".git").mkdir(parents=True)
+    command = hook_command(home / ".claude" / "settings.json")
+    out = run_hook(command, repo, home, "please review this sql query", "--no-daemon")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["systemMessage"] == "Using skill: sql-review"
+    assert cached() == before  # nothing was embedded or parsed again
+    assert sorted(p.name for p in repo.iterdir()) == [".git"]

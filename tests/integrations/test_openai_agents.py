@@ -24,7 +24,7 @@ def test_tools_and_turn_instructions_in_a_real_run(runtime: SkillRuntime) -> Non
     model = ScriptedModel(
         [
             [function_call("route_skills", {"query": "audit this for injection"}, call_id="c1")],
-            [function_call("activate_skill", {"name": "security-audit"}, call_id="c2")],
+            [function_call("load_skill", {"name": "security-audit"}, call_id="c2")],
             [
                 function_call(
                     "read_skill_resource",
@@ -36,7 +36,7 @@ def test_tools_and_turn_instructions_in_a_real_run(runtime: SkillRuntime) -> Non
                     call_id="c3",
                 )
             ],
-            [function_call("activate_skill", {"name": "deploy"}, call_id="c4")],
+            [function_call("load_skill", {"name": "deploy"}, call_id="c4")],
             [assistant_message("Reviewed.")],
         ]
     )
@@ -50,7 +50,7 @@ def test_tools_and_turn_instructions_in_a_real_run(runtime: SkillRuntime) -> Non
     assert first.system_instructions.startswith("Be brief.\n\nUsing skill: code-review\n")
     assert {t.name for t in first.tools} >= {
         "route_skills",
-        "activate_skill",
+        "load_skill",
         "read_skill_resource",
     }
     routed, body, section, refused = outputs(result)

@@ -22,7 +22,7 @@ def test_scripted_run_uses_tools_and_gets_the_skill_in_its_instructions(
     seen: list[str | None] = []
     script = [
         [ToolCallPart("route_skills", {"query": "audit this for injection"}, tool_call_id="c1")],
-        [ToolCallPart("activate_skill", {"name": "security-audit"}, tool_call_id="c2")],
+        [ToolCallPart("load_skill", {"name": "security-audit"}, tool_call_id="c2")],
         [
             ToolCallPart(
                 "read_skill_resource",
@@ -68,7 +68,7 @@ def test_test_model_calls_every_tool(runtime: SkillRuntime) -> None:
         for p in getattr(m, "parts", ())
         if isinstance(p, ToolReturnPart)
     }
-    assert called == {"route_skills", "activate_skill", "read_skill_resource"}
+    assert called == {"route_skills", "load_skill", "read_skill_resource"}
 
 
 def test_no_skill_adds_no_instructions(runtime: SkillRuntime) -> None:

@@ -126,7 +126,8 @@ def test_truncate_keeps_key_sections_and_drops_the_rest(make_skill: Callable[...
     assert "History line" not in text and "Example 3" not in text
     assert r.report.dropped_sections == ("## Background", "## Examples")
     note = text.rstrip().splitlines()[-1]
-    assert "## Background; ## Examples" in note and "references/" in note
+    assert "2 sections left out (## Background, ## Examples)" in note
+    assert note.endswith(f"The whole text: {skill.skill_file}]")  # where to read the rest
     # Document order is kept.
     assert text.index("## Overview") < text.index("## When to use") < text.index("## Steps")
     assert r.report.chars_total == len(skill_at_body(skill))
@@ -303,3 +304,17 @@ def test_fitted_body_always_fits(
         assert fitted.text == body and not fitted.truncated
     else:
         assert fitted.truncated
+
+
+def test_a_cut_says_what_it_left_out_in_a_line_or_two(make_skill: Callable[..., Path]) -> None:
+    """A 400-section skill: the note counts what went, names two, and says where the
+    whole text is; it is never a list longer than what was kept (issue 27)."""
+    body = "# Big\n\n## Overview\n\nWhat it is.\n\n" + "".join(
+        f"## Section {i}\n\n" + "detail " * 40 + "\n\n" for i in range(400)
+    )
+    skill = skill_at(make_skill("big", body=body))
+    limits = LoaderLimits(max_skill_body_chars=6_000, body_policy="truncate")
+    text = load_skill_body(skill, limits).text
+    note = text.rstrip().splitlines()[-1]
+    assert note.startswith("[skillrt: body cut") and len(note) < 300
+    assert "left out (## Section" in note and ", …)" in note

@@ -19,7 +19,7 @@ POLL = ("--poll", "0.1")
 
 async def enum_of(client: Any) -> list[str]:
     tools = {t.name: t for t in (await client.list_tools()).tools}
-    return list(tools["activate_skill"].input_schema["properties"]["name"].get("enum", []))
+    return list(tools["load_skill"].input_schema["properties"]["name"].get("enum", []))
 
 
 async def uris_of(client: Any) -> dict[str, Any]:
@@ -67,7 +67,7 @@ def test_legacy_notifications(
             assert "skill://fresh/references/more.md" in uris
             assert (
                 "A skill added while serving."
-                in (await client.call_tool("activate_skill", {"name": "fresh"})).structured_content[
+                in (await client.call_tool("load_skill", {"name": "fresh"})).structured_content[
                     "description"
                 ]
             )
@@ -91,7 +91,7 @@ def test_legacy_notifications(
                 await arrived["tools"].wait()
             assert "fresh" not in await enum_of(client)
             assert "skill://fresh/SKILL.md" not in await uris_of(client)
-            gone = await client.call_tool("activate_skill", {"name": "fresh"})
+            gone = await client.call_tool("load_skill", {"name": "fresh"})
             assert gone.is_error
 
             # Disabled from another process (the CLI): dropped from the enum.

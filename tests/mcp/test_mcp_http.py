@@ -69,8 +69,8 @@ def test_http_basics(catalogue: Path, state: Path) -> None:
         for mode in ("legacy", "auto"):
             async with Client(url, mode=mode) as client:
                 tools = {t.name for t in (await client.list_tools()).tools}
-                assert "activate_skill" in tools
-                ok = await client.call_tool("activate_skill", {"name": "code-review"})
+                assert "load_skill" in tools
+                ok = await client.call_tool("load_skill", {"name": "code-review"})
                 assert not ok.is_error and ok.content[0].text.startswith("# Code Review")
                 bad = await client.call_tool(
                     "read_skill_resource", {"name": "code-review", "path": "../../etc/passwd"}
@@ -146,7 +146,7 @@ def test_http_route_with_a_lone_surrogate(catalogue: Path, state: Path) -> None:
 
 @pytest.mark.slow
 def test_eight_clients_soak(catalogue: Path, state: Path) -> None:
-    """8 clients call route_skills and activate_skill at once for SOAK_S seconds: no error,
+    """8 clients call route_skills and load_skill at once for SOAK_S seconds: no error,
     and exactly one route event per route_skills call."""
     from mcp import Client
 
@@ -164,7 +164,7 @@ def test_eight_clients_soak(catalogue: Path, state: Path) -> None:
                     errors.append(r.content[0].text)
                 else:
                     calls["route"] += 1
-                a = await client.call_tool("activate_skill", {"name": rng.choice(names)})
+                a = await client.call_tool("load_skill", {"name": rng.choice(names)})
                 if a.is_error:
                     errors.append(a.content[0].text)
                 else:

@@ -82,7 +82,7 @@ def test_errors_stay_in_their_request(
         raise RuntimeError("disk on fire")
 
     monkeypatch.setattr(service.runtime, "load_body", broken)
-    out = service.call_tool("activate_skill", {"name": "code-review"})
+    out = service.call_tool("load_skill", {"name": "code-review"})
     assert out.is_error and json.loads(out.text)["code"] == "E_INTERNAL"
     # The next request is unaffected.
     ok = service.call_tool(

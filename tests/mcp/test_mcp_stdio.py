@@ -49,16 +49,16 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
 
     async def scenario() -> None:
         async with stdio_client(catalogue, state, mode=mode) as client:
-            # Tools: five, and activate_skill's enum is exactly the model-activatable set.
+            # Tools: five, and load_skill's enum is exactly the model-activatable set.
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {
                 "route_skills",
-                "activate_skill",
+                "load_skill",
                 "read_skill_resource",
                 "resolve_mentions",
                 "run_skill",
             }
-            enum = tools["activate_skill"].input_schema["properties"]["name"]["enum"]
+            enum = tools["load_skill"].input_schema["properties"]["name"]["enum"]
             assert enum == ["acme:gh-fix-ci", "code-review", "commit-messages", "hostile"]
 
             # Instructions: the catalogue, with the hostile description escaped.
@@ -83,8 +83,8 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert summary["route_id"] == routed["route_id"]
             assert len(summary["candidates"]) <= 5
 
-            # activate_skill: the body, with a load report in the structured content.
-            result = await client.call_tool("activate_skill", {"name": "code-review"})
+            # load_skill: the body, with a load report in the structured content.
+            result = await client.call_tool("load_skill", {"name": "code-review"})
             assert not result.is_error
             assert result.content[0].text.startswith("# Code Review")
             data = result.structured_content
@@ -122,7 +122,7 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
             assert refused["code"] == "SkillNotFound" and refused["status"] == "error"
 
             # Structured errors.
-            missing = error_of(await client.call_tool("activate_skill", {"name": "no-such"}))
+            missing = error_of(await client.call_tool("load_skill", {"name": "no-such"}))
             assert missing["code"] == "SkillNotFound"
             traversal = error_of(
                 await client.call_tool(
@@ -130,11 +130,11 @@ def test_tools_resources_and_errors(catalogue: Path, state: Path, mode: Mode) ->
                 )
             )
             assert traversal["code"] == "PathTraversalBlocked"
-            disabled = error_of(await client.call_tool("activate_skill", {"name": "retired"}))
+            disabled = error_of(await client.call_tool("load_skill", {"name": "retired"}))
             assert disabled["code"] == "SkillDisabled"
-            model_off = error_of(await client.call_tool("activate_skill", {"name": "deploy"}))
+            model_off = error_of(await client.call_tool("load_skill", {"name": "deploy"}))
             assert model_off["code"] == "MODEL_INVOCATION_DISABLED"
-            bad_args = error_of(await client.call_tool("activate_skill", {"nam": "x"}))
+            bad_args = error_of(await client.call_tool("load_skill", {"nam": "x"}))
             assert bad_args["code"] == "E_USAGE"
             unknown = error_of(await client.call_tool("no_such_tool", {}))
             assert unknown["code"] == "E_USAGE"

@@ -136,7 +136,7 @@ def test_fingerprint_tracks_changes(tmp_path: Path, make_skill: Callable[..., Pa
 
 def test_tool_specs_and_argument_checks() -> None:
     specs = {s.name: s for s in tool_specs(["b", "a"])}
-    assert specs["activate_skill"].input_schema["properties"]["name"]["enum"] == ["a", "b"]
+    assert specs["load_skill"].input_schema["properties"]["name"]["enum"] == ["a", "b"]
     assert "enum" not in tool_specs([])[1].input_schema["properties"]["name"]
     read = specs["read_skill_resource"]
     assert check_arguments(read, {"name": "a", "path": "x.md"})["section"] is None
@@ -181,7 +181,7 @@ _VALUES = st.none() | st.booleans() | st.integers() | st.text(max_size=4) | st.l
 
 
 @given(
-    tool=st.sampled_from(["route_skills", "activate_skill", "read_skill_resource", "run_skill"]),
+    tool=st.sampled_from(["route_skills", "load_skill", "read_skill_resource", "run_skill"]),
     args=st.dictionaries(
         st.sampled_from(["query", "name", "path", "section", "skill", "task", "x"]), _VALUES
     ),
@@ -206,3 +206,21 @@ def test_arguments_pass_exactly_when_the_published_schema_holds(
         return
     assert fits
     assert set(checked) >= set(args)
+
+
+def test_route_summary_carries_pointers_with_the_client_s_own_load_step() -> None:
+    from skillrt.mcp.service import route_summary
+
+    data = {
+        "plan": {"skills": [{"name": "a"}], "primary": "a"},
+        "pointers": [{"name": "b", "why": "close runner-up to a", "load": "skillrt show b"}],
+    }
+    summary = route_summary(data)
+    assert summary["pointers"] == [
+        {
+            "name": "b",
+            "why": "close runner-up to a",
+            "load": "call load_skill with name 'b' if it fits",
+        }
+    ]
+    assert route_summary({"plan": {}})["pointers"] == []

@@ -68,10 +68,10 @@ def test_schema_slot_5_tables_and_wal(tmp_path: Path, ws: WorkflowStore) -> None
 )
 def test_synchronous_levels(tmp_path: Path, level: Any, result_tx: int, intent_tx: int) -> None:
     ws = WorkflowStore(Store(tmp_path / "s.db"), synchronous=level)
-    with ws._tx(result=True) as conn:
-        assert conn.execute("PRAGMA synchronous").fetchone()[0] == result_tx
-    with ws._tx() as conn:
-        assert conn.execute("PRAGMA synchronous").fetchone()[0] == intent_tx
+    with ws._tx(result=True) as tx:  # the SQL backend's transaction, on its connection
+        assert tx.conn.execute("PRAGMA synchronous").fetchone()[0] == result_tx  # type: ignore[attr-defined]
+    with ws._tx() as tx:
+        assert tx.conn.execute("PRAGMA synchronous").fetchone()[0] == intent_tx  # type: ignore[attr-defined]
     # The store's own level is restored for everything else on the connection.
     assert ws.store.connection().execute("PRAGMA synchronous").fetchone()[0] == 1
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 
 from hypothesis import given
@@ -240,3 +241,77 @@ def test_plan_invariants(data: tuple[list[Candidate], list[Clause], dict]) -> No
             for k in range(len(clauses))
         )
         assert all(overlap(s.idx, c.idx) < 0.55 for s in chosen if s is not c)
+    pointed = plan(cands, clauses, rules=POINTING, overlap=overlap)
+    assert pointed.plan == out.plan  # pointers never change the plan
+    names = [p.name for p in pointed.pointers]
+    assert len(names) <= 2 and len(set(names)) == len(names)
+    assert not set(names) & set(out.plan.names)
+    assert not any(c.blocked for c in cands if c.name in names)
+
+
+POINTING = dataclasses.replace(
+    RULES,
+    pointers=True,
+    pointer_runner_up=0.5,
+    pointer_floor=0.1,
+    pointer_similar=0.5,
+    pointer_companion=0.3,
+)
+
+
+def test_a_close_runner_up_is_pointed_to_not_injected() -> None:
+    out = plan([choice(0, 0.9), choice(1, 0.5), choice(2, 0.2)], rules=POINTING)
+    assert out.plan.names == ("s0",)
+    assert [p.name for p in out.pointers] == ["s1"]
+    pointer = out.pointers[0]
+    assert "close runner-up to s0" in pointer.why and pointer.load == "skillrt show s1"
+    # A distant runner-up is not named, unless it is a near neighbour of the primary.
+    assert plan([choice(0, 0.9), choice(1, 0.2)], rules=POINTING).pointers == ()
+    near = plan([choice(0, 0.9), choice(1, 0.2)], rules=POINTING, overlap=lambda a, b: 0.7)
+    assert [p.name for p in near.pointers] == ["s1"]
+    # Under the floor even a neighbour is left out.
+    far = plan([choice(0, 0.9), choice(1, 0.05)], rules=POINTING, overlap=lambda a, b: 0.7)
+    assert far.pointers == ()
+
+
+def test_a_clause_skill_under_the_companion_threshold_is_pointed_to() -> None:
+    a = choice(0, 0.9, clause_totals=[0.9, 0.5], clause_first=[True, False])
+    b = choice(1, 0.3, clause_totals=[0.2, 0.8], clause_first=[False, True])
+    out = plan([a, b], ASKING, rules=POINTING)
+    assert out.plan.names == ("s0",)
+    assert [p.name for p in out.pointers] == ["s1"]
+    assert out.pointers[0].why.startswith('may serve "then write the release notes"')
+
+
+def test_pointers_are_at_most_two_and_never_for_forced_no_skill_or_switched_off() -> None:
+    many = [choice(0, 0.9), *(choice(i, 0.85 - i / 100) for i in range(1, 6))]
+    assert len(plan(many, rules=POINTING).pointers) == 2
+    assert plan(many, rules=RULES).pointers == ()  # pointers: false
+    forced = [choice(0, 0.3, forced=True, eligible=True), choice(1, 0.9)]
+    assert plan(forced, rules=POINTING).pointers == ()
+    assert plan([choice(0, 0.6), choice(1, 0.55)], rules=POINTING).pointers == ()
+    # Blocked skills and anti-trigger hits are never pointed to.
+    blocked = [choice(0, 0.9), choice(1, 0.8, blocked=True), choice(2, 0.8, anti=["x"])]
+    assert plan(blocked, rules=POINTING).pointers == ()
+
+
+ASKING_BRIEFLY = dataclasses.replace(RULES, brief_ask=True, ask_margin=0.15, ask_lead=0.1)
+
+
+def below(idx: int, total: float) -> Candidate:
+    return choice(idx, total, status="below_threshold", reason=f"total {total:.2f} < 0.65")
+
+
+def test_a_brief_ask_whose_best_skill_leads_widely_gets_it() -> None:
+    out = plan([below(0, 0.53), below(1, 0.01)], rules=ASKING_BRIEFLY)
+    assert out.plan.names == ("s0",)
+    assert out.reasons[0].startswith("a brief ask whose best skill leads by a wide margin")
+    # Not when the runner-up is close, the best is too far under, or it is not a brief ask.
+    assert plan([below(0, 0.53), below(1, 0.2)], rules=ASKING_BRIEFLY).plan.no_skill
+    assert plan([below(0, 0.45), below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
+    assert plan([below(0, 0.53), below(1, 0.01)], rules=RULES).plan.no_skill
+    # A gate (top-k, anti-trigger) is not lifted.
+    gated = choice(0, 0.6, status="below_threshold", reason="outside the semantic top-k")
+    assert plan([gated, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
+    anti = choice(0, 0.6, status="below_threshold", reason="total 0.60 < 0.65", anti=["x"])
+    assert plan([anti, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill

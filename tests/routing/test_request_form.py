@@ -143,3 +143,46 @@ def test_more_words_never_make_a_message_briefer(text: str, more: str) -> None:
 
     assert 0.0 <= brevity(text) <= 1.0
     assert brevity(text + " " + more) <= brevity(text) + 1e-12
+
+
+def test_the_form_is_read_on_the_person_s_own_words_not_the_paste() -> None:
+    from skillrt.routing.request_form import own_words
+
+    pasted = (
+        "    Last State:   Terminated\n      Reason:     OOMKilled\n      Exit Code:  137\n\n"
+        "is exit code 137 always an OOM kill?"
+    )
+    assert own_words(pasted) == "is exit code 137 always an OOM kill?"
+    assert quick_question(pasted) > 0.5
+    fenced = '```\nTraceback (most recent call last):\n  File "a.py", line 1\n```\nwhy?'
+    assert own_words(fenced) == "why?"
+    # Prose around a paste: the words after it; before it when nothing follows.
+    log = "getting this on staging:\n\n$ gh pr checks 482\nX  unit (3.12)   1m58s\n"
+    assert own_words(log) == "getting this on staging:"
+    # A message without a paste is read whole; the situation around a paste is a task.
+    plain = "the login test fails since my refactor.\nplease find out why"
+    assert own_words(plain) == plain
+    task = "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nthis started after my refactor"
+    assert quick_question(task) == 0.0
+
+
+def test_a_lead_in_before_a_colon_does_not_hide_a_question() -> None:
+    assert is_question("before I merge: does git merge --squash keep the authors")
+    assert not is_question("reply to Priya: thursday 3pm works")
+
+
+@given(st.text(max_size=400))
+def test_own_words_is_a_part_of_the_text(text: str) -> None:
+    from skillrt.routing.request_form import own_words
+
+    own = own_words(text)
+    assert all(line in text for line in own.splitlines())
+
+
+def test_a_brief_ask_is_a_short_task_not_a_question() -> None:
+    from skillrt.routing.decide import brief_ask
+
+    assert brief_ask("write a failing test first for the new date parser before implementing it")
+    assert not brief_ask("which nmap flag is the UDP scan again?")
+    assert not brief_ask("thanks, merged")  # asks for nothing
+    assert not brief_ask("fix the parser " + "and its many callers " * 10)  # not brief

@@ -106,6 +106,35 @@ def test_score_is_each_skills_best_symmetric_maxsim(
     np.testing.assert_allclose(got, want, atol=8e-3)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    shape=st.lists(st.lists(st.integers(1, 6), min_size=1, max_size=4), min_size=1, max_size=5),
+    query_rows=st.integers(1, 7),
+    seed=st.integers(0, 2**16),
+)
+def test_profile_reads_each_skills_token_matches_by_level(
+    shape: list[list[int]], query_rows: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    texts = [[_unit(rng, n).astype(np.float16) for n in skill] for skill in shape]
+    index = table_index(texts)
+    query = _unit(rng, query_rows)
+    skills = np.arange(len(shape), dtype=np.int64)
+    levels = (0.9, 0.5, 0.0)
+    got = index.profile(query, skills, levels)
+    for i, ts in enumerate(texts):
+        every = np.concatenate([t.astype(np.float32) for t in ts])
+        best = (query @ every.T).max(axis=1)  # each query token's best match in the skill
+        text_side = max(float((query @ t.astype(np.float32).T).max(axis=0).mean()) for t in ts)
+        want = [best.mean(), text_side, *((best >= lv).mean() for lv in levels)]
+        np.testing.assert_allclose(got[i, :2], want[:2], atol=8e-3)
+        # A share can move only where a cosine sits within the int8 rounding of a level.
+        for k, level in enumerate(levels):
+            if np.all(np.abs(best - level) > 8e-3):
+                assert got[i, 2 + k] == pytest.approx(want[2 + k])
+    assert index.profile(query[:0], skills, levels).shape == (len(shape), 5)
+
+
 def test_score_of_nothing() -> None:
     index = table_index([[np.ones((1, DIM), np.float16)]])
     assert index.score(np.ones((2, DIM), np.float32), np.zeros(0, np.int64)).shape == (0,)

@@ -285,8 +285,11 @@ def test_the_hook_refuses_an_unknown_url_scheme_without_a_folder(tmp_path: Path)
         input=payload, capture_output=True, text=True, cwd=tmp_path, timeout=60,
     )  # fmt: skip
     assert proc.returncode == 0 and proc.stdout == ""
-    assert [p.name for p in tmp_path.iterdir()] == [".skillrt"]  # the log, no 'mysql:'
-    assert "unknown URL scheme 'mysql'" in (tmp_path / ".skillrt" / "hook.log").read_text()
+    assert list(tmp_path.iterdir()) == []  # no 'mysql:' folder, nothing in the project
+    from skillrt.hooks.locations import default_state_dir
+
+    log = Path(default_state_dir(str(tmp_path), os.environ)) / "hook.log"  # the user's cache
+    assert "unknown URL scheme 'mysql'" in log.read_text()
 
 
 def test_a_route_on_a_silent_store_waits_its_budget_not_the_connect_timeout(

@@ -146,6 +146,8 @@ def render(report: DoctorReport, *, top: int, html: Path | None = None) -> str:
     for client, h in env.hooks.items():
         where = ", ".join(h["where"]) if h["installed"] else f"not installed ({h.get('install')})"
         lines.append(f"  hook {client}: {where}")
+        for problem in h.get("problems", ()):
+            lines.append(f"    ! [{problem['code']}] {problem['message']}; {problem['fix']}")
     for extra in env.missing_extras:
         lines.append(f"  extra {extra['extra']} missing ({extra['for']}): {extra['install']}")
     for problem in env.problems:

@@ -287,7 +287,7 @@ def _hook_config(ctx: CliContext, project: Path) -> Any:
     """The configuration the installed hook will run with in ``project``: its state in
     the user's cache folder unless configured (never a new folder in the project)."""
     from skillrt.cli.settings import config_file, load_config
-    from skillrt.hooks.locations import hook_state_dir
+    from skillrt.hooks.locations import hook_settings, hook_state_dir
 
     args = ctx.args
     environ = os.environ
@@ -303,7 +303,7 @@ def _hook_config(ctx: CliContext, project: Path) -> Any:
     state = hook_state_dir(
         str(project), getattr(args, "state", None), str(found) if found else None, environ
     )
-    return config.replace_section(state_dir=Path(state))
+    return hook_settings(config, state, environ)
 
 
 #: Where to put skills for each client, as a NO_SKILLS warning says it.

@@ -242,6 +242,8 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
             )
         lines.append(f"  estimated cost: {plan.estimated_cost}")
     lines.append(f"  fallback: {' -> '.join(plan.fallback_path)}")
+    for pointer in result.pointers:
+        lines.append(f"  pointer: {pointer.name} ({pointer.why}; load: {pointer.load})")
     lines.append(bold("Reason: ") + result.routing_reason)
     lines.append("")
     rows = []

@@ -58,6 +58,12 @@ def register(
         metavar="SECONDS",
         help="give up when loading the skills and the index takes longer than this",
     )
+    p.add_argument(
+        "--cache-dir",
+        metavar="DIR",
+        help="keep the derived caches (parsed skills, vectors, the saved index) in "
+        "DIR/cache.db (the daemon a prompt hook starts shares the user's cache folder)",
+    )
     p.add_argument("--stop", action="store_true", help="stop the running daemon")
     p.add_argument("--status", action="store_true", help="show the running daemon's status")
     p.add_argument(
@@ -138,6 +144,8 @@ def _serve(ctx: CliContext) -> int:
         stream=sys.stderr, level=args.log_level, format="skillrt serve: %(levelname)s %(message)s"
     )
     config = ctx.config()
+    if args.cache_dir:
+        config = config.replace_section(cache_dir=Path(args.cache_dir).resolve())
     mcp = config.mcp
     if args.poll is not None:
         if args.poll < 0:

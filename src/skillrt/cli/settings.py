@@ -37,7 +37,7 @@ def load_config(
 ) -> RuntimeConfig:
     """``--config`` (required to exist) or ``<cwd>/skillrt.yaml``; with no file, the
     project is ``cwd`` and the state ``<cwd>/.skillrt``; ``--state`` overrides it (a
-    folder, or a ``postgresql://`` URL for the shared state, caches staying local);
+    folder, or a server store's URL for the shared state, caches staying local);
     ``home`` is the user-scope home and ``codex_home`` Codex CLI's (``$CODEX_HOME``)
     unless the config names them; ``client_roots=False`` (``--no-client-roots``) stops
     searching the coding agents' own skill folders."""
@@ -49,10 +49,10 @@ def load_config(
         config = config.replace_section(project_dir=cwd, state_dir=cwd / ".skillrt")
     if state:
         from skillrt.config import StateConfig, check_state
-        from skillrt.store import is_postgres_url
+        from skillrt.store.backends import is_store_url
 
         _check_state_flag(state)
-        if is_postgres_url(state):  # the shared state; caches stay in state_dir
+        if is_store_url(state):  # the shared state; caches stay in state_dir
             section = dataclasses.replace(config.state, url=state)
             check_state(section)
             config = config.replace_section(state=section)
@@ -86,26 +86,26 @@ def locate_state(explicit: str | None, state: str | None, *, cwd: Path) -> tuple
     else:
         state_dir, project_dir = peek_state_dir(path), path.parent.resolve()
     if state:
-        from skillrt.store import is_postgres_url
+        from skillrt.store.backends import is_store_url
 
         _check_state_flag(state)
-        if not is_postgres_url(state):  # a URL keeps the caches in state_dir
+        if not is_store_url(state):  # a URL keeps the caches in state_dir
             state_dir = (cwd / state).resolve()
     return state_dir, project_dir
 
 
 def _check_state_flag(state: str) -> None:
-    """``--state`` is a folder or a ``postgresql://`` URL; another URL is a mistake (it
+    """``--state`` is a folder or a server store's URL; another URL is a mistake (it
     would otherwise become a folder named ``mysql:``)."""
-    from skillrt.store.base import is_postgres_url, url_scheme
+    from skillrt.store.backends import unknown_scheme, url_examples
 
-    scheme = url_scheme(state)
-    if scheme is not None and not is_postgres_url(state):
+    scheme = unknown_scheme(state)
+    if scheme is not None:
         from skillrt.errors import UsageError
 
         raise UsageError(
             f"--state {state!r}: unknown URL scheme {scheme!r} (give a folder for SQLite, "
-            "or a postgresql:// URL for a shared store)",
+            f"or a {url_examples()} URL for a shared store)",
             argument="--state",
         )
 

@@ -60,18 +60,17 @@ def register(
 
 
 def cmd_info(ctx: CliContext) -> int:
-    from skillrt.store.migrate import table_counts
     from skillrt.store.schema import latest_version
 
     store = ctx.runtime.store
     data: dict[str, Any] = {
-        "backend": store.dialect.name,
+        "backend": store.backend,
         "location": store.location,
         "schema_version": store.schema_version(),
         "supported_version": latest_version(),
         "shared": store.shared,
         "cache": store.local.location,
-        "tables": table_counts(store),
+        "tables": store.table_counts(),
     }
 
     def human() -> str:
@@ -90,39 +89,33 @@ def cmd_info(ctx: CliContext) -> int:
 
 
 def cmd_migrate(ctx: CliContext) -> int:
+    import dataclasses
+
     from skillrt.errors import StoreError, UsageError
-    from skillrt.store import is_postgres_url
+    from skillrt.store.backends import backend_for, is_store_url, open_location, url_examples
     from skillrt.store.migrate import copy_state
-    from skillrt.store.postgres import PostgresStore
-    from skillrt.store.sqlite import SqliteStore
 
     args = ctx.args
     config = ctx.config()
     target_url = args.target or config.state.url
     if not target_url:
-        raise UsageError("give the target store: --to postgresql://... (or state.url in config)")
+        raise UsageError(f"give the target store: --to {url_examples()} (or state.url in config)")
     source_text = args.source
     learnings = Path(args.learnings) if args.learnings else None
-    if is_postgres_url(source_text):
-        source: Any = PostgresStore(source_text, read_only=True)
+    if is_store_url(source_text):
+        source = open_location(source_text, read_only=True)
     else:
         path = Path(source_text)
         db = path / "state.db" if path.is_dir() else path
         if not db.is_file():
             raise UsageError(f"no state store at {db}", path=str(db))
-        source = SqliteStore(db, read_only=True)
+        source = open_location(db, read_only=True)
         if learnings is None and path.is_dir():
             learnings = path / "learnings"
-    if is_postgres_url(target_url):
-        target: Any = PostgresStore(
-            target_url,
-            schema=args.schema or config.state.schema,
-            pool_size=2,
-            retry_s=config.state.retry_s,
-            connect_timeout_s=config.state.connect_timeout_s,
-        )
-    else:
-        target = SqliteStore(Path(target_url))
+    settings = dataclasses.replace(
+        config.state, schema=args.schema or config.state.schema, pool_size=2
+    )
+    target = backend_for(target_url).from_settings(target_url, settings, cache_path=None)
     try:
         report = copy_state(source, target, learnings_dir=learnings)
     finally:

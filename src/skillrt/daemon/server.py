@@ -268,12 +268,13 @@ class Daemon:
             surface=_opt_str(args, "surface") or "hook",
             budget=_opt_int(args, "budget"),
             loaded=_opt_names(args, "loaded") or (),
+            client=_opt_str(args, "client"),
         )
         return to_jsonable(ctx)
 
     def _activate(self, args: dict[str, Any]) -> Any:
         """A skill's body. ``model`` (default true): for a model, as MCP's
-        ``activate_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
+        ``load_skill`` (enabled and model-invocable only); false: as ``skillrt show``."""
         runtime = self.service.runtime
         name = _text(args, "name")
         if args.get("model", True):

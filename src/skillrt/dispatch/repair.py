@@ -62,6 +62,7 @@ from skillrt.execution.records import ExecutionRow, new_id
 from skillrt.fileopen import read_regular, text_of
 from skillrt.skills.model import Skill
 from skillrt.store.base import Store
+from skillrt.store.repairs import RepairAttempt
 
 #: 001 §12 plus the two §13 early-stop edges (see the module docstring).
 REPAIR_TRANSITIONS: Mapping[str, frozenset[str]] = {
@@ -90,22 +91,6 @@ __all__ = [
     "list_repair_attempts",
     "repair_prompt",
 ]
-
-
-@dataclass(frozen=True)
-class RepairAttempt:
-    """The structured record of one attempt (001 §12)."""
-
-    attempt_id: str
-    skill: str
-    attempt: int
-    outcome: str
-    error_signature: str
-    root_cause: str
-    expected_effect: str
-    patched_files: tuple[str, ...]
-    patch_id: str | None = None
-    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -346,27 +331,12 @@ class Repairer:
             stop_reason=stop_reason,
         )
         if self.store is not None:
-            with self.store.transaction() as conn:
-                conn.execute(
-                    "INSERT INTO repair_attempts(attempt_id, run_id, skill, attempt, outcome, "
-                    "error_signature, root_cause, expected_effect, patched_files, eligibility, "
-                    "stop_reason, patch_id, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (
-                        attempt.attempt_id,
-                        self.dispatcher.run_id,
-                        attempt.skill,
-                        attempt.attempt,
-                        attempt.outcome,
-                        attempt.error_signature,
-                        attempt.root_cause,
-                        attempt.expected_effect,
-                        json.dumps(list(attempt.patched_files)),
-                        json.dumps({"met": verdict.met, "checks": verdict.checks}),
-                        attempt.stop_reason,
-                        attempt.patch_id,
-                        time.time(),
-                    ),
-                )
+            self.store.repairs.add_attempt(
+                attempt,
+                run_id=self.dispatcher.run_id,
+                eligibility={"met": verdict.met, "checks": verdict.checks},
+                created_at=time.time(),
+            )
         return attempt
 
 
@@ -451,20 +421,4 @@ def repair_prompt(
 
 def list_repair_attempts(store: Store, *, limit: int = 100) -> list[dict[str, Any]]:
     """Repair attempts, newest first, with their patch's status."""
-    rows = (
-        store.connection()
-        .execute(
-            "SELECT a.*, p.status AS patch_status FROM repair_attempts a "
-            "LEFT JOIN patches p ON p.patch_id = a.patch_id "
-            "ORDER BY a.created_at DESC LIMIT ?",
-            (limit,),
-        )
-        .fetchall()
-    )
-    out = []
-    for r in rows:
-        d = dict(r)
-        d["patched_files"] = json.loads(d["patched_files"])
-        d["eligibility"] = json.loads(d["eligibility"])
-        out.append(d)
-    return out
+    return store.repairs.attempts(limit)

@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,10 @@ __all__ = ["EXTRAS", "environment", "hook_status", "missing_extras"]
 
 #: Seconds the daemon gets to answer ``status``.
 DAEMON_TIMEOUT_S = 2.0
+#: Claude Code's managed (administrator) settings on Linux.
+CLAUDE_MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
+#: Seconds Codex's app server gets to list its hooks.
+CODEX_TIMEOUT_S = 15.0
 #: Folders a check of an unsearched client folder visits at most.
 MAX_DIRS = 2_000
 #: (module, extra, what it is for).
@@ -107,25 +111,36 @@ def _roots(
     return out, problems
 
 
-def hook_status(project: Path, home: Path | None) -> dict[str, Any]:
-    """Per client: whether a config file (project or user) runs ``skillrt hook <client>``."""
+def hook_status(
+    project: Path,
+    home: Path | None,
+    *,
+    environ: Mapping[str, str] | None = None,
+    ask_codex: bool = True,
+) -> dict[str, Any]:
+    """Per client: whether a config file (project or user) runs ``skillrt hook
+    <client>``, and why such a hook would not run: ``problems``, each ``{"code",
+    "message", "fix"}`` (HOOKS_DISABLED, HOOK_DISABLED, HOOK_SHADOWED, HOOK_UNTRUSTED,
+    HOOK_NOT_LOADED, FOLDER_UNTRUSTED, INSTALLED_TWICE). Codex's own view of its hooks
+    (loaded? trusted?) is asked of its app server when ``codex`` is on PATH (bounded)."""
     from skillrt.install.targets import is_our_hook
 
+    environ = os.environ if environ is None else environ
     out: dict[str, Any] = {}
     for client, (folder, filename, event) in HOOK_FILES.items():
         where: list[str] = []
         errors: list[str] = []
-        for base in (project, home):
+        settings: list[tuple[str, dict[str, Any]]] = []
+        for scope, base in (("project", project), ("user", home)):
             if base is None:
                 continue
             path = base / folder / filename
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except FileNotFoundError:
+            if client == "codex" and scope == "user" and environ.get("CODEX_HOME"):
+                path = Path(environ["CODEX_HOME"]) / filename
+            data = _read_json(path, errors)
+            if data is None:
                 continue
-            except (OSError, ValueError) as exc:
-                errors.append(f"{path}: {exc}")
-                continue
+            settings.append((scope, data))
             groups = data.get("hooks", {}).get(event, []) if isinstance(data, dict) else []
             for group in groups if isinstance(groups, list) else []:
                 handlers = group.get("hooks", []) if isinstance(group, dict) else []
@@ -137,8 +152,154 @@ def hook_status(project: Path, home: Path | None) -> dict[str, Any]:
             entry["errors"] = errors
         if not where:
             entry["install"] = f"skillrt install {client}"
+        else:
+            problems = _hook_problems(client, project, home, settings, where, environ, ask_codex)
+            if problems:
+                entry["problems"] = problems
         out[client] = entry
     return out
+
+
+def _read_json(path: Path, errors: list[str]) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        errors.append(f"{path}: {exc}")
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _problem(code: str, message: str, fix: str) -> dict[str, str]:
+    return {"code": code, "message": message, "fix": fix}
+
+
+def _hook_problems(
+    client: str,
+    project: Path,
+    home: Path | None,
+    settings: list[tuple[str, dict[str, Any]]],
+    where: list[str],
+    environ: Mapping[str, str],
+    ask_codex: bool,
+) -> list[dict[str, str]]:
+    """Why an installed hook would not run (or would run twice)."""
+    problems: list[dict[str, str]] = []
+    if len(where) > 1:
+        problems.append(_problem(
+            "INSTALLED_TWICE",
+            f"installed in {' and '.join(where)}: each prompt runs both, and gets each "
+            "skill twice",
+            f"keep one: skillrt install {client} --uninstall (here) or --user --uninstall",
+        ))  # fmt: skip
+    if client == "claude-code":
+        errors: list[str] = []
+        local = _read_json(project / ".claude" / "settings.local.json", errors)
+        managed = _read_json(Path(CLAUDE_MANAGED_SETTINGS), errors)
+        layers = [*settings, *([("project-local", local)] if local else [])]
+        for scope, data in layers:
+            if data.get("disableAllHooks") is True:
+                problems.append(_problem(
+                    "HOOKS_DISABLED",
+                    f"the {scope} settings say disableAllHooks: Claude Code runs no hook",
+                    "remove disableAllHooks from that settings.json",
+                ))  # fmt: skip
+        if managed and managed.get("allowManagedHooksOnly") is True:
+            problems.append(_problem(
+                "HOOK_SHADOWED",
+                f"{CLAUDE_MANAGED_SETTINGS} says allowManagedHooksOnly: Claude Code runs only "
+                "the hooks your administrator manages, not this one",
+                "ask for skillrt's hook in the managed settings",
+            ))  # fmt: skip
+    elif client == "gemini":
+        for scope, data in settings:
+            raw = data.get("hooksConfig")
+            config: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            if config.get("enabled") is False:
+                problems.append(_problem(
+                    "HOOKS_DISABLED",
+                    f"the {scope} settings say hooksConfig.enabled: false: Gemini CLI runs "
+                    "no hook",
+                    "set hooksConfig.enabled to true (or /hooks enable-all)",
+                ))  # fmt: skip
+            listed = config.get("disabled")
+            disabled: list[Any] = listed if isinstance(listed, list) else []
+            for name in ("skillrt", "skillrt-model"):
+                if name in disabled:
+                    problems.append(_problem(
+                        "HOOK_DISABLED",
+                        f"the {scope} settings disable the hook named {name!r}",
+                        f"/hooks enable {name} in Gemini CLI",
+                    ))  # fmt: skip
+        in_project = str(project / ".gemini" / "settings.json") in where
+        if in_project and home is not None and not _gemini_trusts(project, home):
+            problems.append(_problem(
+                "FOLDER_UNTRUSTED",
+                f"Gemini CLI runs a project's hooks only in a trusted folder, and "
+                f"{project} is not one",
+                f"run gemini in {project} once and trust the folder",
+            ))  # fmt: skip
+    elif client == "codex" and ask_codex:
+        problems.extend(_codex_problems(project, environ))
+    return problems
+
+
+def _gemini_trusts(project: Path, home: Path) -> bool:
+    """Whether ~/.gemini/trustedFolders.json trusts ``project`` (itself, or a parent
+    marked TRUST_PARENT)."""
+    try:
+        rules = json.loads((home / ".gemini" / "trustedFolders.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(rules, dict):
+        return False
+    here = project.resolve()
+    for path, rule in rules.items():
+        folder = Path(str(path))
+        if rule == "TRUST_FOLDER" and (here == folder or here.is_relative_to(folder)):
+            return True
+        if rule == "TRUST_PARENT" and here.is_relative_to(folder.parent):
+            return True
+    return False
+
+
+def _codex_problems(project: Path, environ: Mapping[str, str]) -> list[dict[str, str]]:
+    """Codex's own report of skillrt's hooks (its app server), when Codex is here."""
+    import shutil
+
+    from skillrt.install.codex_trust import MANUAL_STEP, TrustProblem, codex_hooks
+    from skillrt.install.targets import is_our_hook
+
+    codex = shutil.which("codex", path=environ.get("PATH"))
+    if codex is None:
+        return []
+    try:
+        report = codex_hooks(project, codex=codex, environ=environ, timeout=CODEX_TIMEOUT_S)
+    except TrustProblem as exc:
+        return [_problem("CODEX_UNKNOWN", f"Codex could not be asked about its hooks: {exc}",
+                         "run `codex app-server` by hand to see why")]  # fmt: skip
+    ours = [h for h in report.hooks if is_our_hook({"command": h.command}, "codex")]
+    if not ours:
+        why = ("Codex loads no project hooks until the project is trusted"
+               if report.project_untrusted else "Codex does not load it")  # fmt: skip
+        return [_problem("HOOK_NOT_LOADED", f"the hook is installed but {why}",
+                         f"run `codex` in {project} once and trust the project, then "
+                         "`skillrt install codex` again")]  # fmt: skip
+    problems = []
+    for hook in ours:
+        if hook.trust not in ("trusted", "managed"):
+            problems.append(_problem(
+                "HOOK_UNTRUSTED",
+                f"Codex reports the hook {hook.key} {hook.trust}: `codex exec` skips it "
+                "without a word",
+                f"skillrt install codex{' --user' if hook.source == 'user' else ''} (records "
+                f"your approval), or {MANUAL_STEP.format(cwd=project)}",
+            ))  # fmt: skip
+        if not hook.enabled:
+            problems.append(_problem("HOOK_DISABLED", f"Codex has the hook {hook.key} disabled",
+                                     "enable it with /hooks in Codex"))  # fmt: skip
+    return problems
 
 
 def _store(store: Store) -> dict[str, Any]:

@@ -24,8 +24,13 @@ Metrics (fractions in 0..1):
   skill query), ``mean_injected`` (planned skills per single-need query) and
   ``covered_rate`` (queries with several expected skills whose every part is planned:
   its expected skill, or an ``also_ok`` skill standing in for it).
-* ``by_style``: these metrics per query ``style`` (a key of the query lines, such as
-  ``short``, ``long``, ``multi-short``, ``single-crowded``, ``no-skill``).
+* Pointers (skills named beside the plan for the user's model, docs/routing.md):
+  ``pointer_rate`` (queries with at least one pointer, over all queries),
+  ``pointer_precision`` (pointers that are expected or ``also_ok``, over all pointers)
+  and ``covered_or_pointed_rate`` (queries with several expected skills whose every
+  part is planned or pointed to, as ``covered_rate`` counts them).
+* ``by_style``: these metrics (and ``hit_at_5``) per query ``style`` (a key of the query
+  lines, such as ``short``, ``long``, ``multi-short``, ``single-crowded``, ``no-skill``).
 * ``latency_ms``: the router's own time per query with the query vector given (all
   queries are embedded up front, in batches); ``embed_ms_per_query`` is that batch
   embedding time divided by the number of queries.
@@ -70,6 +75,8 @@ class QueryOutcome:
     scores: tuple[float, ...] = ()
     #: The query line's ``style`` ("" when it has none).
     style: str = ""
+    #: The skills the route pointed to beside its plan (best first).
+    pointers: tuple[str, ...] = ()
 
     def hit_at(self, k: int) -> bool:
         """The expected skill (or an ``also_ok`` one) is among the first ``k`` ranked."""
@@ -101,10 +108,20 @@ class QueryOutcome:
         standing in for it (None: fewer than two expected skills)."""
         if len(self.expected) < 2:
             return None
-        planned = set(self.selected)
-        missing = sum(name not in planned for name in self.expected)
-        stand_ins = sum(name in planned for name in self.also_ok if name not in self.expected)
-        return stand_ins >= missing
+        return _covers(set(self.selected), self.expected, self.also_ok)
+
+    @property
+    def covered_or_pointed(self) -> bool | None:
+        """Every expected part is planned or pointed to (None: fewer than two expected)."""
+        if len(self.expected) < 2:
+            return None
+        return _covers({*self.selected, *self.pointers}, self.expected, self.also_ok)
+
+    @property
+    def right_pointers(self) -> int:
+        """Pointers to skills that are expected or ``also_ok``."""
+        right = {*self.expected, *self.also_ok}
+        return sum(name in right for name in self.pointers)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--per-query`` line: every field, so a person can read each miss."""
@@ -120,8 +137,16 @@ class QueryOutcome:
             "clean": self.clean,
             "injected": self.injected,
             "covered": self.covered,
+            "pointers": list(self.pointers),
             "latency_ms": round(self.latency_ms, 3),
         }
+
+
+def _covers(planned: set[str], expected: Sequence[str], also_ok: Sequence[str]) -> bool:
+    """Each expected part is in ``planned``, or an ``also_ok`` skill stands in for it."""
+    missing = sum(name not in planned for name in expected)
+    stand_ins = sum(name in planned for name in also_ok if name not in expected)
+    return stand_ins >= missing
 
 
 @dataclass(frozen=True)
@@ -156,6 +181,9 @@ class EvalReport:
     injected_precision: float | None
     mean_injected: float | None
     covered_rate: float | None
+    pointer_rate: float | None
+    pointer_precision: float | None
+    covered_or_pointed_rate: float | None
     latency_ms: dict[str, float]
     embed_ms_per_query: float
     counts: dict[str, int]
@@ -246,6 +274,7 @@ def evaluate(
                 also_ok=q.also_ok,
                 scores=tuple(c.score.total for c in ranked),
                 style=str(q.meta.get("style") or ""),
+                pointers=tuple(p.name for p in result.pointers),
             )
         )
         if progress is not None:
@@ -374,21 +403,29 @@ def injection_metrics(outcomes: Sequence[QueryOutcome]) -> dict[str, float | Non
     wanted = [o for o in outcomes if o.expected]
     multi = [o for o in outcomes if len(o.expected) > 1]
     planned = sum(o.injected for o in wanted)
+    pointed = sum(len(o.pointers) for o in outcomes)
     return {
         "clean_rate": _ratio(sum(bool(o.clean) for o in single), len(single)),
         "injected_precision": _ratio(sum(o.right_injected for o in wanted), planned),
         "mean_injected": _ratio(sum(o.injected for o in single), len(single)),
         "covered_rate": _ratio(sum(bool(o.covered) for o in multi), len(multi)),
+        "pointer_rate": _ratio(sum(bool(o.pointers) for o in outcomes), len(outcomes)),
+        "pointer_precision": _ratio(sum(o.right_pointers for o in outcomes), pointed),
+        "covered_or_pointed_rate": _ratio(
+            sum(bool(o.covered_or_pointed) for o in multi), len(multi)
+        ),
     }
 
 
 def style_metrics(outcomes: Sequence[QueryOutcome]) -> dict[str, float | None]:
-    """The injection metrics, hit@1 and no-skill recall of one group of queries."""
+    """The injection and pointer metrics, hit@1 and no-skill recall of one group of
+    queries."""
     wanted = [o for o in outcomes if o.expected]
     none = [o for o in outcomes if not o.expected]
     return {
         "queries": float(len(outcomes)),
         "hit_at_1": _ratio(sum(o.hit_at(1) for o in wanted), len(wanted)),
+        "hit_at_5": _ratio(sum(o.hit_at(5) for o in wanted), len(wanted)),
         **injection_metrics(outcomes),
         "no_skill_recall": _ratio(sum(not o.selected for o in none), len(none)),
     }

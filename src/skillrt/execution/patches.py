@@ -42,6 +42,7 @@ from skillrt.execution.proposals import (
 )
 from skillrt.skills.model import Skill
 from skillrt.store.base import Store
+from skillrt.store.repairs import PatchRecord
 
 ALLOWED_FILES = ("SKILL.md",)
 ALLOWED_DIRS = ("scripts", "references")
@@ -93,21 +94,6 @@ class PatchBudget:
     max_files: int = 3
     max_hunks: int = 8
     max_added_tokens_in_skill_doc: int = 300
-
-
-@dataclass(frozen=True)
-class PatchRecord:
-    """An applied (or reverted) patch as stored."""
-
-    patch_id: str
-    attempt_id: str | None
-    skill: str
-    skill_dir: str
-    backup_dir: str
-    files: tuple[dict[str, Any], ...]
-    status: str
-    created_at: float
-    reverted_at: float | None = None
 
 
 # -- checking ------------------------------------------------------------------------
@@ -337,34 +323,13 @@ def _restore(target: Path, old: str | None, backup: Path, mode: int | None) -> N
 
 
 def _save(store: Store | None, r: PatchRecord) -> None:
-    if store is None:
-        return
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO patches(patch_id, attempt_id, skill, skill_dir, backup_dir, files, "
-            "status, created_at) VALUES (?,?,?,?,?,?,?,?)",
-            (
-                r.patch_id,
-                r.attempt_id,
-                r.skill,
-                r.skill_dir,
-                r.backup_dir,
-                json.dumps(list(r.files)),
-                r.status,
-                r.created_at,
-            ),
-        )
+    if store is not None:
+        store.repairs.add_patch(r)
 
 
 def _set_status(store: Store | None, patch_id: str, status: str) -> None:
-    if store is None:
-        return
-    with store.transaction() as conn:
-        conn.execute(
-            "UPDATE patches SET status = ?, reverted_at = CASE WHEN ? = 'reverted' "
-            "THEN ? ELSE reverted_at END WHERE patch_id = ?",
-            (status, status, time.time(), patch_id),
-        )
+    if store is not None:
+        store.repairs.set_patch_status(patch_id, status, at=time.time())
 
 
 def _replace_status(r: PatchRecord, status: str, reverted_at: float | None = None) -> PatchRecord:
@@ -373,39 +338,16 @@ def _replace_status(r: PatchRecord, status: str, reverted_at: float | None = Non
     return dataclasses.replace(r, status=status, reverted_at=reverted_at)
 
 
-def _row(row: Any) -> PatchRecord:
-    return PatchRecord(
-        patch_id=row["patch_id"],
-        attempt_id=row["attempt_id"],
-        skill=row["skill"],
-        skill_dir=row["skill_dir"],
-        backup_dir=row["backup_dir"],
-        files=tuple(json.loads(row["files"])),
-        status=row["status"],
-        created_at=row["created_at"],
-        reverted_at=row["reverted_at"],
-    )
-
-
 def list_patches(store: Store) -> list[PatchRecord]:
-    rows = store.connection().execute("SELECT * FROM patches ORDER BY created_at DESC")
-    return [_row(r) for r in rows.fetchall()]
+    return store.repairs.patches()
 
 
 def get_patch(store: Store, ident: str) -> PatchRecord:
     """A patch by its id, or by the id of the repair attempt that made it."""
-    row = (
-        store.connection()
-        .execute(
-            "SELECT * FROM patches WHERE patch_id = ? OR attempt_id = ? "
-            "ORDER BY created_at DESC LIMIT 1",
-            (ident, ident),
-        )
-        .fetchone()
-    )
-    if row is None:
+    record = store.repairs.find_patch(ident)
+    if record is None:
         raise PatchNotFound(f"no repair patch or attempt '{ident}'", id=ident)
-    return _row(row)
+    return record
 
 
 def revert_patch(store: Store, ident: str, *, force: bool = False) -> PatchRecord:

@@ -57,9 +57,12 @@ def serve_command(
     client_roots: bool,
     idle_s: float,
     start_timeout_s: float,
+    cache_dir: str | None = None,
 ) -> list[str]:
     """``skillrt serve`` with the hook's settings, run by this interpreter."""
     argv = [sys.executable, "-m", "skillrt", "serve", "--state", state]
+    if cache_dir:
+        argv += ["--cache-dir", cache_dir]
     for root in roots or ():
         argv += ["--root", root]
     if config:

@@ -9,7 +9,9 @@
   Codex's own JSONL).
 - ``gemini``: Gemini CLI's ``BeforeAgent`` hook: the same fields in, and
   ``hookSpecificOutput.additionalContext`` with ``hookEventName: "BeforeAgent"`` out
-  (stdout must be that JSON or nothing).
+  (stdout must be that JSON or nothing); with ``--via-model`` (what ``install gemini``
+  writes) the text goes through its ``BeforeModel`` hook instead, into the user's own
+  message (:mod:`skillrt.hooks.model_channel`).
 
 ``additionalContext`` goes to the model; ``systemMessage`` (the ``Using skill:`` lines
 and ``$`` mention messages) is shown to the person.
@@ -26,6 +28,13 @@ if TYPE_CHECKING:
 
 #: client -> the hook event it is installed on.
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
+#: Gemini CLI's model-call event (``--via-model``: see :mod:`skillrt.hooks.model_channel`).
+MODEL_EVENT = "BeforeModel"
+#: client -> the characters a turn's context may take, where the client keeps less than
+#: the default (9,500: Claude Code keeps 10,000): Codex replaces hook context past
+#: 2,500 tokens by a file the model must open (its ``additionalContextLimit``), and
+#: code-heavy text runs about 3 characters a token.
+BUDGETS = {"codex": 7_000}
 
 
 class HookInputError(ValueError):
@@ -35,7 +44,7 @@ class HookInputError(ValueError):
 class HookInput:
     """The fields skillrt reads (a plain class: dataclasses cost an import per prompt)."""
 
-    __slots__ = ("cwd", "event", "prompt", "session_id", "transcript_path")
+    __slots__ = ("cwd", "event", "llm_request", "prompt", "session_id", "transcript_path")
 
     def __init__(
         self,
@@ -44,12 +53,15 @@ class HookInput:
         transcript_path: str | None = None,
         session_id: str | None = None,
         event: str | None = None,
+        llm_request: dict[str, Any] | None = None,
     ) -> None:
         self.prompt = prompt
         self.cwd = cwd
         self.transcript_path = transcript_path
         self.session_id = session_id
         self.event = event
+        #: Gemini CLI's ``BeforeModel`` input: the request about to be sent.
+        self.llm_request = llm_request
 
 
 def parse_input(raw: bytes | str) -> HookInput:
@@ -60,6 +72,11 @@ def parse_input(raw: bytes | str) -> HookInput:
         raise HookInputError(f"hook input is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HookInputError("hook input is not a JSON object")
+    request = data.get("llm_request")
+    if data.get("hook_event_name") == MODEL_EVENT:
+        if not isinstance(request, dict) or not isinstance(request.get("messages"), list):
+            raise HookInputError("BeforeModel input has no 'llm_request.messages' list")
+        data = {**data, "prompt": ""}
     prompt = data.get("prompt")
     if not isinstance(prompt, str):
         raise HookInputError("hook input has no 'prompt' string")
@@ -74,7 +91,13 @@ def parse_input(raw: bytes | str) -> HookInput:
         transcript_path=opt("transcript_path"),
         session_id=opt("session_id"),
         event=opt("hook_event_name"),
+        llm_request=request if isinstance(request, dict) else None,
     )
+
+
+def shown(context: dict[str, Any]) -> list[str]:
+    """The lines for the person: ``Using skill:`` and the ``$`` mention messages."""
+    return [*context.get("lines", ()), *(d["message"] for d in context.get("diagnostics", ()))]
 
 
 def render(client: str, context: dict[str, Any]) -> str:
@@ -82,10 +105,17 @@ def render(client: str, context: dict[str, Any]) -> str:
     text = str(context.get("text") or "")
     if not text:
         return ""
-    shown = [*context.get("lines", ()), *(d["message"] for d in context.get("diagnostics", ()))]
+    shown_lines = shown(context)
     out: dict[str, Any] = {
         "hookSpecificOutput": {"hookEventName": EVENTS[client], "additionalContext": text}
     }
-    if shown:
-        out["systemMessage"] = "\n".join(shown)
+    if shown_lines:
+        out["systemMessage"] = "\n".join(shown_lines)
     return fastjson.dumps(out)
+
+
+def render_message_only(context: dict[str, Any]) -> str:
+    """``BeforeAgent`` with ``--via-model``: only the person's line (the model gets the
+    text through ``BeforeModel``); "" when there is none."""
+    lines = shown(context)
+    return fastjson.dumps({"systemMessage": "\n".join(lines)}) if lines else ""

@@ -38,8 +38,8 @@ from skillrt.hooks.budget import (
     DEADLINE_S,
     STORE_WAIT_S,
 )
-from skillrt.hooks.clients import EVENTS
-from skillrt.hooks.locations import hook_state_dir, project_dir
+from skillrt.hooks.clients import BUDGETS, EVENTS
+from skillrt.hooks.locations import hook_settings, hook_state_dir, project_dir, shared_cache_dir
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 
 USAGE = (
     "usage: skillrt hook {claude-code,codex,gemini} [--root DIR]... [--config FILE] "
-    "[--state DIR] [--socket PATH] [--no-daemon] [--no-client-roots] [--budget CHARS] "
+    "[--state DIR] [--socket PATH] [--no-daemon] [--no-client-roots] [--via-model] "
+    "[--budget CHARS] "
     "[--history-turns N] [--timeout SECONDS] [--deadline SECONDS]"
 )
 LOG_NAME = "hook.log"
@@ -71,6 +72,8 @@ class Options:
         self.state: str | None = None
         self.socket: str | None = None
         self.no_daemon = False
+        #: Gemini: deliver the text through BeforeModel, into the user's message.
+        self.via_model = False
         self.client_roots = True
         self.budget: int | None = None
         self.history_turns = 6
@@ -93,6 +96,9 @@ def parse_args(argv: list[str]) -> Options:
         arg = rest.pop(0)
         if arg == "--no-daemon":
             opts.no_daemon = True
+            continue
+        if arg == "--via-model":
+            opts.via_model = True
             continue
         if arg in ("--client-roots", "--no-client-roots"):
             opts.client_roots = arg == "--client-roots"  # the default; kept for old installs
@@ -203,19 +209,24 @@ class _Run:
     def work(self) -> None:
         opts = self.opts
         try:
-            from skillrt.hooks.clients import HookInputError, parse_input, render
+            from skillrt.hooks.clients import MODEL_EVENT, HookInputError, parse_input, render
 
             try:
                 hook = parse_input(sys.stdin.buffer.read())
             except HookInputError as exc:
                 _log(self.state_dir, str(exc))
                 return
-            if hook.event is not None and hook.event != EVENTS[opts.client]:
+            model_call = opts.via_model and hook.event == MODEL_EVENT
+            if hook.event is not None and hook.event != EVENTS[opts.client] and not model_call:
                 return  # installed on another event by hand: not ours to answer
             project = project_dir(hook.cwd, os.environ)
             self.stage = "reading the config"
             where = _where(opts, project)
             self.state_dir = where["state_dir"]
+            if model_call:
+                self.stage = "adding the session's skills to the model request"
+                self._model_call(hook)
+                return
             self._apply(where)
             if not hook.prompt.strip():
                 return
@@ -226,12 +237,23 @@ class _Run:
                 hook.transcript_path, prompt=hook.prompt, turns=opts.history_turns
             )
             # Skills whose body the conversation holds already: a reminder, not again.
-            loaded = sorted(loaded_skills(hook.transcript_path))
+            record = self._record(hook) if opts.via_model else None
+            if record is not None:
+                from skillrt.hooks import model_channel
+
+                loaded = sorted(set(model_channel.loaded(record)))
+            else:
+                loaded = sorted(loaded_skills(hook.transcript_path))
             self.stage = "asking the daemon"
             context = _ask_daemon(
                 opts,
                 where,
-                {"prompt": hook.prompt, "history": history, "loaded": loaded},
+                {
+                    "prompt": hook.prompt,
+                    "history": history,
+                    "loaded": loaded,
+                    "client": opts.client,
+                },  # fmt: skip
                 # A wait that the deadline cuts short ends just after it: the deadline
                 # is reported against the daemon, not a in-process start with no time.
                 timeout=min(self.daemon_timeout, self.left() + 0.1),
@@ -246,7 +268,13 @@ class _Run:
             for err in context.get("errors") or ():
                 _log(self.state_dir, f"skill {err.get('skill')} not injected: "
                      f"[{err.get('code')}] {err.get('message')}")  # fmt: skip
-            out = render(opts.client, context)
+            if record is not None:
+                self._remember(hook, record, context)
+                from skillrt.hooks.clients import render_message_only
+
+                out = render_message_only(context)
+            else:
+                out = render(opts.client, context)
             if out:
                 self.write(out)
         except BaseException as exc:  # the hook never breaks a prompt
@@ -255,6 +283,40 @@ class _Run:
             import traceback
 
             _log(self.state_dir, "".join(traceback.format_exception(exc)).rstrip())
+
+    # -- Gemini CLI's model channel (--via-model) --------------------------------------
+    def _record_path(self, hook: Any) -> str:
+        from skillrt.hooks.model_channel import record_path
+
+        return record_path(str(self.state_dir), hook.session_id or "none")
+
+    def _record(self, hook: Any) -> dict[str, Any]:
+        from skillrt.hooks.model_channel import read_record
+
+        return read_record(self._record_path(hook))
+
+    def _remember(self, hook: Any, record: dict[str, Any], context: dict[str, Any]) -> None:
+        """Keep this turn's text for the session's model calls (BeforeModel)."""
+        from skillrt.hooks.model_channel import remember, write_record
+
+        if remember(record, hook.prompt, context):
+            self.stage = "writing the session's record"
+            write_record(self._record_path(hook), record)
+
+    def _model_call(self, hook: Any) -> None:
+        """BeforeModel: each recorded block into its user message; nothing printed when
+        nothing changes (no daemon, no runtime: this runs on every model call)."""
+        from skillrt.hooks.model_channel import apply, render, write_record
+
+        record = self._record(hook)
+        if not record["entries"]:
+            return
+        messages = hook.llm_request["messages"]
+        changed, gone = apply(record, messages)
+        if gone:
+            write_record(self._record_path(hook), record)
+        if changed:
+            self.write(render(messages))
 
     def _apply(self, where: dict[str, Any]) -> None:
         """The config file's ``hook`` settings, where no flag gave them."""
@@ -298,11 +360,10 @@ class _Run:
             client_roots=opts.client_roots,
             idle_s=self.daemon_idle_s,
             start_timeout_s=self.daemon_start_timeout_s,
+            cache_dir=where.get("cache_dir"),
         )
         try:
-            pid = autostart.start_daemon(
-                argv, cwd=project, state_dir=state_dir, environ=os.environ
-            )
+            pid = autostart.start_daemon(argv, cwd=project, state_dir=state_dir, environ=os.environ)
         except OSError as exc:
             _log(state_dir, f"could not start a daemon: {exc}")
             return
@@ -339,8 +400,9 @@ class _Run:
                         prompt,
                         history=history,
                         surface="hook",
-                        budget=self.opts.budget,
+                        budget=self.opts.budget or BUDGETS.get(self.opts.client),
                         loaded=loaded,
+                        client=self.opts.client,
                     )
                     data: dict[str, Any] = to_jsonable(ctx)
                 finally:
@@ -383,7 +445,8 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         # (only those that are there: else any daemon of these skills will do)
         environ = os.environ
         expect["client_roots"] = present(project, environ.get("HOME"), environ.get("CODEX_HOME"))
-    return {"state_dir": os.path.abspath(state_dir), "expect": expect}
+    cache_dir = shared_cache_dir(os.environ) if config_file is None else None
+    return {"state_dir": os.path.abspath(state_dir), "expect": expect, "cache_dir": cache_dir}
 
 
 def _config(opts: Options, project: str, state_dir: str) -> Any:
@@ -399,7 +462,7 @@ def _config(opts: Options, project: str, state_dir: str) -> Any:
         codex_home=os.environ.get("CODEX_HOME"),
         client_roots=opts.client_roots,
     )
-    return config.replace_section(state_dir=Path(state_dir))  # never the project's, unasked
+    return hook_settings(config, state_dir, os.environ)
 
 
 def _ask_daemon(
@@ -419,8 +482,9 @@ def _ask_daemon(
         _log(where["state_dir"], f"bad daemon address: {exc}")
         return None
     args = {**args, "surface": "hook"}
-    if opts.budget:
-        args["budget"] = opts.budget
+    budget = opts.budget or BUDGETS.get(opts.client)
+    if budget:
+        args["budget"] = budget
     timeout = max(0.05, timeout)
     try:
         with DaemonClient(

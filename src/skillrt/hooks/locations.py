@@ -14,6 +14,10 @@ from __future__ import annotations
 import os
 import zlib  # not hashlib: ~5 ms to import, once per prompt
 
+TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
+if TYPE_CHECKING:
+    from typing import Any
+
 #: What marks a project's top folder, nearest first (Codex CLI finds its project the
 #: same way; Claude Code names it in ``CLAUDE_PROJECT_DIR``).
 PROJECT_MARKERS = (".git", "skillrt.yaml", ".hg")
@@ -99,3 +103,17 @@ def hook_state_dir(
     from skillrt.config import peek_state_dir
 
     return os.path.abspath(peek_state_dir(Path(config_file), default=Path(default)))
+
+
+def hook_settings(config: Any, state_dir: str, environ: dict[str, str] | os._Environ[str]) -> Any:
+    """``config`` (a ``RuntimeConfig``) as the hook, ``install`` and the daemon a hook
+    starts use it: the hook's state folder, and the derived caches in the user's cache
+    folder every project shares (unless the config names a ``cache_dir``), so a skill
+    folder indexed once, at ``install`` or in any project, is found from every other."""
+    from pathlib import Path
+
+    changes: dict[str, Any] = {"state_dir": Path(state_dir)}
+    shared = shared_cache_dir(environ)
+    if config.cache_dir is None and shared is not None:
+        changes["cache_dir"] = Path(shared)
+    return config.replace_section(**changes)

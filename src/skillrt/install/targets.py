@@ -6,7 +6,8 @@ client         file (``--project`` / ``--user``)              what is added
 claude-code    ``.claude/settings.json`` / ``~/.claude/...``  a ``UserPromptSubmit`` hook
 codex          ``.codex/hooks.json`` / ``~/.codex/...``       a ``UserPromptSubmit`` hook
                ``.codex/config.toml`` / ``~/.codex/...``      ``[mcp_servers.skillrt]`` (--mcp)
-gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  a ``BeforeAgent`` hook, and
+gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  ``BeforeAgent`` and
+                                                              ``BeforeModel`` hooks, and
                                                               ``mcpServers.skillrt`` (--mcp)
 cursor         ``.cursor/mcp.json`` / ``~/.cursor/...``       ``mcpServers.skillrt`` (Cursor's
                                                               prompt hook cannot add context)
@@ -76,7 +77,10 @@ class Target:
         return shlex.join([*program, "hook", self.client, *self.flags, *self.hook_flags])
 
     def server(self) -> dict[str, Any]:
-        return {"command": self.program[0], "args": [*self.program[1:], "mcp", *self.flags]}
+        # Beside skillrt's prompt hook, the server does not ask the model to route again.
+        hooked = ["--with-hook"] if self.client != "cursor" else []
+        args = [*self.program[1:], "mcp", *self.flags, *hooked]
+        return {"command": self.program[0], "args": args}
 
 
 def plan(target: Target, *, uninstall: bool = False, backups: Path) -> list[FileEdit]:
@@ -193,15 +197,23 @@ def _codex_hooks(data: dict[str, Any], target: Target, uninstall: bool) -> None:
 
 
 def _gemini(data: dict[str, Any], target: Target, uninstall: bool) -> None:
+    """Two hooks: ``BeforeAgent`` routes each prompt, ``BeforeModel`` puts the skill in
+    the user's own message (Gemini CLI tells its model that ``BeforeAgent`` context is
+    data, not instructions: see :mod:`skillrt.hooks.model_channel`)."""
     if target.mcp or uninstall:
         _set_server(data, target, uninstall)
-    handler = {
-        "name": "skillrt",
-        "type": "command",
-        "command": target.hook_command(),
-        "timeout": target.timeout_s * 1000,  # Gemini CLI counts milliseconds
-    }
-    _set_hook(data, "BeforeAgent", {"matcher": "", "hooks": [handler]}, "gemini", uninstall)
+    command = f"{target.hook_command()} --via-model"
+    for event, name, timeout_s in (
+        ("BeforeAgent", "skillrt", target.timeout_s),
+        ("BeforeModel", "skillrt-model", min(target.timeout_s, 5)),
+    ):
+        handler = {
+            "name": name,
+            "type": "command",
+            "command": command,
+            "timeout": timeout_s * 1000,  # Gemini CLI counts milliseconds
+        }
+        _set_hook(data, event, {"matcher": "", "hooks": [handler]}, "gemini", uninstall)
 
 
 def _cursor(data: dict[str, Any], target: Target, uninstall: bool) -> None:

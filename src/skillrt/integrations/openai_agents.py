@@ -34,7 +34,7 @@ Instructions = Callable[[RunContextWrapper[Any], Agent[Any]], Awaitable[str]]
 
 
 def skill_tools(toolkit: SkillToolkit) -> list[FunctionTool]:
-    """``route_skills``, ``activate_skill`` and ``read_skill_resource`` as SDK tools."""
+    """``route_skills``, ``load_skill`` and ``read_skill_resource`` as SDK tools."""
     tools = []
     for spec in toolkit.specs():
 

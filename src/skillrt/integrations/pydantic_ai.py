@@ -32,7 +32,7 @@ __all__ = ["SkillToolkit", "skill_instructions", "skill_toolset", "skill_tools"]
 
 
 def skill_tools(toolkit: SkillToolkit) -> list[Tool[Any]]:
-    """``route_skills``, ``activate_skill`` and ``read_skill_resource`` as Pydantic AI
+    """``route_skills``, ``load_skill`` and ``read_skill_resource`` as Pydantic AI
     tools, with the MCP server's JSON Schemas."""
     tools = []
     for spec in toolkit.specs():

@@ -1,6 +1,6 @@
 """The framework-neutral part of the agent integrations.
 
-:class:`SkillToolkit` offers the MCP server's ``route_skills``, ``activate_skill`` and
+:class:`SkillToolkit` offers the MCP server's ``route_skills``, ``load_skill`` and
 ``read_skill_resource`` tools (same schemas, same answers, same structured error text)
 and the per-turn context of :meth:`~skillrt.runtime.SkillRuntime.turn_context`, routes
 recorded under the framework's surface name. A framework module only adapts these to
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 #: The tools an agent gets (the MCP server's ``resolve_mentions`` and ``run_skill`` are
 #: for clients; a framework's own loop runs the skill).
-TOOLS = ("route_skills", "activate_skill", "read_skill_resource")
+TOOLS = ("route_skills", "load_skill", "read_skill_resource")
 
 
 def require(module: str, extra: str) -> None:

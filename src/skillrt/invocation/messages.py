@@ -128,3 +128,24 @@ def too_many_mentions(limit: int, skipped: int) -> str:
         f"Only the first {limit} distinct $mentions were resolved; "
         f"{skipped} more were left as ordinary text."
     )
+
+
+#: The ``/skill`` command forms a message names, and the shell command a person runs
+#: instead where there is no ``/skill`` palette (a coding agent's prompt: the hook).
+_SHELL_FORMS = (
+    ("Run /skill list", "Run `skillrt list`"),
+    ("run /skill list", "run `skillrt list`"),
+    ("/skill enable ", "skillrt enable "),
+)
+
+
+def for_shell(message: str) -> str:
+    """``message`` naming the shell commands that exist where a coding agent's user
+    reads it (``skillrt list``, ``skillrt enable <id>``) instead of the ``/skill``
+    palette commands, which no coding agent has."""
+    for palette, shell in _SHELL_FORMS:
+        message = message.replace(palette, shell)
+    if "skillrt enable " in message and message.endswith("."):
+        head, _, ident = message[:-1].rpartition("skillrt enable ")
+        message = f"{head}`skillrt enable {ident}`."
+    return message

@@ -130,12 +130,20 @@ def _chunks(body: str, headings: list[Heading]) -> list[_Chunk]:
     return chunks
 
 
+#: Section names a cut's note shows before it only counts the rest.
+NOTE_NAMES = 2
+
+
 def _note(limit_lines: int, limit_chars: int, dropped: list[str], extra: str) -> str:
-    what = "; ".join(dropped) if dropped else "the end of long sections"
-    text = (
-        f"[skillrt: body truncated to fit {limit_lines} lines / {limit_chars:,} chars. "
-        f"Left out: {what}. Long material belongs in references/, indexed from the body.{extra}]"
-    )
+    """One or two lines: how much was left out (a count and the first names, never a
+    list longer than what was kept) and where the whole text is (``extra``)."""
+    if dropped:
+        names = ", ".join(dropped[:NOTE_NAMES]) + (", …" if len(dropped) > NOTE_NAMES else "")
+        plural = "s" if len(dropped) != 1 else ""
+        what = f"{len(dropped)} section{plural} left out ({names})"
+    else:
+        what = "the end of long sections left out"
+    text = f"[skillrt: body cut to fit {limit_lines} lines / {limit_chars:,} chars; {what}.{extra}]"
     if len(text) > max(200, limit_chars // 4):
         text = text[: max(200, limit_chars // 4) - 2] + "…]"
     return text

@@ -229,7 +229,7 @@ def fit_skill_body(
             advice="split into references/ and index them in the body",
         )
     storage_ref: str | None = None
-    extra = ""
+    extra = f" The whole text: {sref.skill_file}" if sref.skill_file else ""
     if over and spill_dir is not None:
         target = Path(spill_dir) / spill_name(sref.qualified_name, sha, file_name)
         extra = f" Full body: {target}"

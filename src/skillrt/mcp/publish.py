@@ -32,12 +32,22 @@ TTL_MS = 0
 PREAMBLE = (
     "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
     "- Before starting a task, call route_skills with the user's request. If it returns "
-    "skills, call activate_skill for each (in plan order) and follow the instructions; if "
+    "skills, call load_skill for each (in plan order) and follow the instructions; if "
     "the plan is empty, answer without a skill.\n"
     "- When a skill's instructions point to a file, read it with read_skill_resource "
     "(or the skill://<name>/<path> resource) only when you need it.\n"
     "- When the user writes $skill-name, call resolve_mentions with their message.\n"
     "The skills available now:\n"
+)
+#: The preamble when skillrt's prompt hook already routes each message for the client.
+HOOKED_PREAMBLE = (
+    "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
+    "- skillrt's prompt hook already routes each of the user's messages: the skill it "
+    "chose is in the conversation (a 'Using skill: <name>' block, or a one-line reminder "
+    "of one). Follow it; do not call route_skills for that message again.\n"
+    "- Call load_skill for a skill the hook only pointed to, or that you decide you need "
+    "later; read a skill's files with read_skill_resource only when you need them.\n"
+    "The skills (by name; the hook brings the one a message needs): "
 )
 
 
@@ -73,7 +83,7 @@ class Publication:
     """Everything listed to clients, keyed so changes can be detected cheaply."""
 
     skills: tuple[PublishedSkill, ...]
-    #: Names offered in ``activate_skill``'s enum.
+    #: Names offered in ``load_skill``'s enum.
     activatable: tuple[str, ...]
     instructions: str
     catalog_names: tuple[str, ...] = ()
@@ -200,7 +210,10 @@ def build_publication(
             )
         published.append(PublishedSkill(skill, files))
     activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
-    text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
+    if config.with_hook:
+        text, listed = names_only(runtime, config.instructions_budget)
+    else:
+        text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
     return Publication(
         tuple(published),
         activatable,
@@ -210,8 +223,36 @@ def build_publication(
     )
 
 
+def names_only(runtime: SkillRuntime, budget: int) -> tuple[str, tuple[str, ...]]:
+    """The hooked preamble and the skills' names alone: beside a prompt hook, the
+    client already lists the descriptions of the skills in its own folders, and the
+    hook injects the one a message needs; repeating every description would put each
+    one twice in the model's context."""
+    names = sorted(
+        s.qualified_name
+        for s in runtime.registry.enabled_skills()
+        if not s.disable_model_invocation
+    )
+    listed: list[str] = []
+    text = HOOKED_PREAMBLE
+    for name in names:
+        piece = ("" if not listed else ", ") + name
+        if len(text) + len(piece) + 1 > budget:
+            break
+        text += piece
+        listed.append(name)
+    rest = len(names) - len(listed)
+    if rest:
+        text += f"\n({rest} more: call route_skills to find them.)"
+    return text[:budget], tuple(listed)
+
+
 def fit_instructions(
-    runtime: SkillRuntime, budget: int, *, usage: Mapping[str, int] | None = None
+    runtime: SkillRuntime,
+    budget: int,
+    *,
+    usage: Mapping[str, int] | None = None,
+    preamble: str = PREAMBLE,
 ) -> tuple[str, tuple[str, ...]]:
     """The preamble plus the Level-1 catalogue, never longer than ``budget`` characters.
 
@@ -221,9 +262,9 @@ def fit_instructions(
     """
     from skillrt.skills.catalog import render_skills
 
-    catalog = runtime.catalog(budget=max(0, budget - len(PREAMBLE)), usage=usage)
-    if len(PREAMBLE) + catalog.chars <= budget:
-        return PREAMBLE + catalog.text, catalog.names
+    catalog = runtime.catalog(budget=max(0, budget - len(preamble)), usage=usage)
+    if len(preamble) + catalog.chars <= budget:
+        return preamble + catalog.text, catalog.names
     skills = sorted(
         (s for s in runtime.registry.enabled_skills() if not s.disable_model_invocation),
         key=lambda s: s.qualified_name,
@@ -233,7 +274,7 @@ def fit_instructions(
         rest = len(skills) - k
         note = f"\n({rest} more skills not listed: call route_skills to find them.)"
         body = render_skills(skills[:k], budget=0).text
-        return PREAMBLE + body + note
+        return preamble + body + note
 
     lo, hi = 0, len(skills)
     while lo < hi:  # the largest k whose listing fits

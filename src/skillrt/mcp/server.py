@@ -1,7 +1,7 @@
 """The MCP server: the only module of skillrt that imports the MCP SDK (``mcp`` 2.x).
 
 Built on the SDK's low-level :class:`mcp.server.lowlevel.Server` because every list is
-dynamic: ``activate_skill``'s enum, the ``skill://`` resources and the instructions all
+dynamic: ``load_skill``'s enum, the ``skill://`` resources and the instructions all
 follow the skills on disk. Behaviour lives in :class:`~skillrt.mcp.service.SkillService`
 (plain Python, run in worker threads); this module maps it to wire types, serves stdio
 or streamable HTTP (loopback only), and sends list-changed notifications after a hot
@@ -18,12 +18,13 @@ The server also speaks the MCP skills extension (SEP-2640,
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import socket
 import sys
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import Any, BinaryIO, cast
 
 import anyio
 import anyio.to_thread
@@ -42,6 +43,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillrt.errors import SkillrtError
+from skillrt.mcp.early import SERVER_INFO, AnswerFilter, Handshake
 from skillrt.mcp.http_input import RepairedBodies
 from skillrt.mcp.publish import ResourceInfo
 from skillrt.mcp.service import Changes, SkillService, ToolOutcome
@@ -51,7 +53,7 @@ log = logging.getLogger("skillrt.mcp")
 
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 LOOPBACK = "127.0.0.1"
-SERVER_NAME = "skillrt"
+SERVER_NAME = SERVER_INFO["name"]
 
 
 class GetSkillParams(types.RequestParams):
@@ -234,10 +236,10 @@ def build_server(service: SkillService) -> tuple[Server[Any], Notifier]:
         return None if spec is None else spec.input_schema
 
     server: Server[Any] = Server(
-        SERVER_NAME,
+        SERVER_INFO["name"],
         version=_version(),
-        title="skillrt",
-        description="Agent Skills: routing, progressive loading and delegation",
+        title=SERVER_INFO["title"],
+        description=SERVER_INFO["description"],
         instructions=service.instructions,
         get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
@@ -286,19 +288,29 @@ async def watch(
             await on_change(changes)
 
 
-async def serve_stdio(service: SkillService) -> None:
-    """Serve over this process's stdin/stdout until the client closes stdin."""
+async def serve_stdio(
+    service: SkillService, wire: BinaryIO | None = None, handshake: Handshake | None = None
+) -> None:
+    """Serve over this process's stdin/stdout until the client closes stdin.
+
+    ``wire`` is the claimed stdin when the caller already read the client's first line
+    (``handshake``, answered early when it was ``initialize``: see
+    :mod:`skillrt.mcp.early`)."""
     await anyio.to_thread.run_sync(lambda: service.start(warm=True))
     server, notifier = build_server(service)
     try:
-        with claimed_stdin() as wire:
-            stdin = cast("anyio.AsyncFile[str]", RepairedLines(wire))
+        with contextlib.ExitStack() as stack:
+            if wire is None:
+                wire = stack.enter_context(claimed_stdin())
+            first = handshake.line if handshake is not None else None
+            stdin = cast("anyio.AsyncFile[str]", RepairedLines(wire, first))
             async with (
                 stdio_server(stdin=stdin) as (read, write),
                 anyio.create_task_group() as tg,
             ):
                 tg.start_soon(watch, service, server, notifier)
-                await server.run(read, write, init_options(server))
+                out = AnswerFilter(write, handshake) if handshake is not None else write
+                await server.run(read, out, init_options(server))
                 tg.cancel_scope.cancel()
     except* (anyio.BrokenResourceError, anyio.ClosedResourceError):
         # The SDK's streams were closed under a request in flight: the client went away

@@ -36,7 +36,7 @@ from skillrt.mcp.publish import (
     skill_entry,
 )
 from skillrt.mcp.rwlock import RWLock
-from skillrt.mcp.tools import ToolSpec, check_arguments, tool_specs
+from skillrt.mcp.tools import TOOL_ALIASES, ToolSpec, check_arguments, tool_specs
 from skillrt.mcp.uris import INDEX_URI, SKILL_FILE, parse_skill_uri, skill_uri
 from skillrt.mcp.watch import roots_fingerprint
 from skillrt.serialize import to_jsonable
@@ -118,7 +118,17 @@ def route_summary(data: dict[str, Any]) -> dict[str, Any]:
             }
             for c in data.get("candidates", [])[:SUMMARY_CANDIDATES]
         ],
-        "next": "call activate_skill for each skill, in order"
+        # Skills the plan leaves out for the model to weigh (never a body): loaded here
+        # through load_skill, the client's own skill tool.
+        "pointers": [
+            {
+                "name": p.get("name"),
+                "why": p.get("why"),
+                "load": f"call load_skill with name {p.get('name')!r} if it fits",
+            }
+            for p in data.get("pointers", [])
+        ],
+        "next": "call load_skill for each skill, in order"
         if plan.get("skills")
         else "no skill fits: answer without one",
     }
@@ -168,7 +178,7 @@ class SkillService:
         self._warmed = False
         self._handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
             "route_skills": self._route_skills,
-            "activate_skill": self._activate_skill,
+            "load_skill": self._load_skill,
             "read_skill_resource": self._read_skill_resource,
             "resolve_mentions": self._resolve_mentions,
             "run_skill": self._run_skill,
@@ -289,6 +299,7 @@ class SkillService:
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one tool; every failure becomes an error outcome, never an exception."""
         try:
+            name = TOOL_ALIASES.get(name, name)
             spec = next((t for t in self.tools() if t.name == name), None)
             if spec is None:
                 known = ", ".join(sorted(self._handlers))
@@ -372,6 +383,7 @@ class SkillService:
         surface: str | None = None,
         budget: int | None = None,
         loaded: Collection[str] = (),
+        client: str | None = None,
     ) -> TurnContext:
         """:meth:`SkillRuntime.turn_context`, its route recorded like :meth:`route`'s."""
         surface = surface or self.surface
@@ -382,6 +394,7 @@ class SkillService:
             budget=budget,
             record=False if self.events is not None else None,
             loaded=loaded,
+            client=client,
         )
         if ctx._route is not None:
             self.record(ctx._route, surface=surface)
@@ -409,7 +422,7 @@ class SkillService:
         model_id = getattr(index, "model_id", None)
         return model_id if isinstance(model_id, str) else None
 
-    def _activate_skill(self, args: dict[str, Any]) -> ToolOutcome:
+    def _load_skill(self, args: dict[str, Any]) -> ToolOutcome:
         skill = self.skill(args["name"], for_model=True)
         load_body = self._require("load_body")
         result = load_body(skill.qualified_name)  # the runtime opens the skillrt.load span

@@ -1,6 +1,6 @@
 """The server's tools as plain data: name, description, JSON Schema of the arguments.
 
-``activate_skill``'s ``name`` is an enum of the skills a model may activate, so a
+``load_skill``'s ``name`` is an enum of the skills a model may load, so a
 client (and the model) sees exactly which names are valid; the spec is rebuilt whenever
 the skills change. Arguments are checked here against the same schemas, by jsonschema,
 so every surface refuses the same way with the same error codes.
@@ -16,6 +16,9 @@ from typing import Any
 
 from skillrt.errors import UsageError
 
+#: Old tool names still served (not listed): ``activate_skill`` was renamed
+#: ``load_skill``, since Gemini CLI has a built-in tool of that name.
+TOOL_ALIASES = {"activate_skill": "load_skill"}
 #: Longest free-text argument accepted (queries, tasks, texts to scan).
 MAX_TEXT_CHARS = 100_000
 
@@ -34,7 +37,7 @@ def _string(description: str, **extra: Any) -> dict[str, Any]:
 
 
 def tool_specs(activatable: Sequence[str]) -> list[ToolSpec]:
-    """Every tool, with ``activate_skill``'s enum built from ``activatable``."""
+    """Every tool, with ``load_skill``'s enum built from ``activatable``."""
     name_schema: dict[str, Any] = _string("Qualified skill name (ns:name or name).")
     # An empty enum is invalid JSON Schema; with no skills, any string is accepted
     # and activation answers SkillNotFound.
@@ -55,8 +58,8 @@ def tool_specs(activatable: Sequence[str]) -> list[ToolSpec]:
             },
         ),
         ToolSpec(
-            "activate_skill",
-            "Activate a skill",
+            "load_skill",
+            "Load a skill",
             "Load a skill's instructions (its SKILL.md body). Call it before following a "
             "skill; read its references with read_skill_resource only when needed.",
             {

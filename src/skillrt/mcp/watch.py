@@ -82,14 +82,6 @@ def _state_token(store: Store) -> str | None:
     """Enable state, as one short string (changes when any skill is enabled/disabled);
     None when it cannot be read."""
     try:
-        row = (
-            store.connection()
-            .execute(
-                "SELECT COUNT(*), COALESCE(MAX(updated_at), 0), COALESCE(SUM(enabled), 0) "
-                "FROM skill_state"
-            )
-            .fetchone()
-        )
+        return store.enable_state.token()
     except StoreError:
         return None
-    return f"{row[0]}:{row[1]}:{row[2]}"

@@ -1,10 +1,10 @@
-"""Domain learnings in a shared store (migration 8): every host reads and grows one set.
+"""Domain learnings in a shared store: every host reads and grows one set.
 
-The rows hold the very lines a learnings file would (``- <lesson> _(task ..., phase
-...)_``), in the order they were learned, under the file's heading when read, so a
-phase prompt reads the same whichever backend keeps them. A lesson is added with
-``INSERT ... ON CONFLICT DO NOTHING`` on its normalised text, so two runs finishing at
-once on two hosts both land and none is kept twice.
+The store (:attr:`Store.learnings <skillrt.store.base.Store.learnings>`) holds the very
+lines a learnings file would (``- <lesson> _(task ..., phase ...)_``), in the order
+they were learned, under the file's heading when read, so a phase prompt reads the
+same whichever backend keeps them. A lesson is keyed by its normalised text, so two
+runs finishing at once on two hosts both land and none is kept twice.
 """
 
 from __future__ import annotations
@@ -36,14 +36,10 @@ class StoreLearnings:
 
     def read(self, domain: str, *, max_chars: int = DEFAULT_MAX_LEARNINGS_CHARS) -> LearningsText:
         learnings_path(Path("."), domain)  # the same check of the name as for a file
-        rows = (
-            self.store.connection()
-            .execute("SELECT line FROM learnings WHERE domain = ? ORDER BY id", (domain,))
-            .fetchall()
-        )
+        rows = self.store.learnings.lines(domain)
         if not rows:
             return LearningsText(domain=domain, path=None, text="")
-        text = heading(domain) + "\n\n" + "\n".join(str(r[0]) for r in rows) + "\n"
+        text = heading(domain) + "\n\n" + "\n".join(rows) + "\n"
         kept, truncated = tail(text, max_chars)
         return LearningsText(domain=domain, path=None, text=kept, truncated=truncated)
 
@@ -59,23 +55,4 @@ def import_lines(
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Add ``(key, line, text)`` lessons in one transaction; ``(added lines, duplicate
     texts)``."""
-    added: list[str] = []
-    duplicates: list[str] = []
-    if not items:
-        return (), ()
-    now = time.time()
-    with store.transaction() as conn:
-        for key, line, text in items:
-            if not key:
-                duplicates.append(text)
-                continue
-            rows = conn.execute(
-                "INSERT INTO learnings(domain, key, line, added_at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT(domain, key) DO NOTHING RETURNING id",
-                (domain, key, line, now),
-            ).fetchall()
-            if rows:
-                added.append(line)
-            else:
-                duplicates.append(text)
-    return tuple(added), tuple(duplicates)
+    return store.learnings.add(domain, items, at=time.time())

@@ -1,9 +1,10 @@
-"""Durable run state in the store (migrations 5 and 7), one transaction per transition.
+"""Durable run state in the store (its :class:`~skillrt.store.workflows.WorkflowRuns`),
+one transaction per transition.
 
 Every method that changes a run opens a transaction, reads the run's *stored* state
 with the run's row locked (SQLite's write lock, PostgreSQL's ``FOR UPDATE``), checks
 the move against the FSM tables, writes the new state, the step output or phase row
-and a numbered ``workflow_transitions`` row, and commits — or changes nothing. The
+and a numbered transition, and commits — or changes nothing. The
 stored state is the only truth: two processes cannot both make the same move, and a
 process that crashed leaves the last committed transition behind.
 
@@ -29,7 +30,6 @@ re-run. ``full`` syncs every transition; ``normal`` none.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
@@ -57,7 +57,8 @@ from skillrt.orchestration.fsm import (
     check_step_output,
     step,
 )
-from skillrt.store.base import Connection, Store
+from skillrt.store.base import Store
+from skillrt.store.workflows import NewRun, RunRow, RunTransition, WorkflowTx
 
 __all__ = [
     "DEFAULT_LEASE_S",
@@ -166,12 +167,9 @@ def owner_alive(owner: str) -> bool:
     return not (start and now and now != start)
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
 class WorkflowStore:
-    """Reads and transitions workflow runs in a :class:`Store`."""
+    """Reads and transitions workflow runs in a :class:`Store` (its
+    :attr:`~skillrt.store.base.Store.workflows`)."""
 
     def __init__(
         self,
@@ -185,36 +183,32 @@ class WorkflowStore:
         self.lease_s = lease_s
 
     # -- transactions ------------------------------------------------------------------
-    def _tx(self, *, result: bool = False) -> AbstractContextManager[Connection]:
+    def _tx(self, *, result: bool = False) -> AbstractContextManager[WorkflowTx]:
         """One transaction; synced to disk per :attr:`synchronous` (``result``: it records
         work done — a run created, a step output, a verified phase)."""
         sync = self.synchronous == "full" or (self.synchronous == "results" and result)
-        return self.store.transaction(sync=sync)
+        return self.store.workflows.transaction(sync=sync)
 
     def _row(
-        self, conn: Connection, run_id: str, *, lock: bool = True, owner: str | None = None
-    ) -> Any:
+        self, tx: WorkflowTx, run_id: str, *, lock: bool = True, owner: str | None = None
+    ) -> RunRow:
         """The run's row, locked for this transaction; fenced when ``owner`` is given."""
-        row = conn.execute(
-            f"SELECT *, {conn.dialect.now} AS db_now FROM workflow_runs WHERE run_id = ?"
-            + (conn.dialect.for_update if lock else ""),
-            (run_id,),
-        ).fetchone()
+        row = tx.run(run_id, lock=lock)
         if row is None:
             raise WorkflowNotFound(f"no workflow run {run_id!r}", run_id=run_id)
-        if owner is not None and row["owner"] != owner:
+        if owner is not None and row.owner != owner:
             raise WorkflowLeaseLost(
-                f"run {run_id} is now driven by {row['owner'] or 'nobody'}: this process "
+                f"run {run_id} is now driven by {row.owner or 'nobody'}: this process "
                 f"({owner}) lost its lease and stops",
                 run_id=run_id,
-                owner=row["owner"],
+                owner=row.owner,
                 worker=owner,
             )
         return row
 
     def _log(
         self,
-        conn: Connection,
+        tx: WorkflowTx,
         run_id: str,
         *,
         kind: str,
@@ -227,31 +221,20 @@ class WorkflowStore:
         owner: str | None = None,
     ) -> int:
         # A fenced transition is also a heartbeat: it renews its owner's lease.
-        renew = f", lease_until = {conn.dialect.now} + ?" if owner is not None else ""
-        seq = int(
-            conn.execute(
-                f"UPDATE workflow_runs SET seq = seq + 1, updated_at = ?{renew} "
-                "WHERE run_id = ? RETURNING seq",
-                (now, self.lease_s, run_id) if owner is not None else (now, run_id),
-            ).fetchone()[0]
-        )
-        conn.execute(
-            "INSERT INTO workflow_transitions(run_id, seq, kind, phase_id, step, from_state, "
-            "to_state, detail, pid, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                run_id,
-                seq,
-                kind,
-                phase_id,
-                step_no,
-                from_state,
-                to_state,
-                _dumps(detail) if detail else None,
-                os.getpid(),
-                now,
+        return tx.log(
+            run_id,
+            RunTransition(
+                kind=kind,
+                to_state=to_state,
+                from_state=from_state,
+                at=now,
+                phase_id=phase_id,
+                step=step_no,
+                detail=detail,
+                pid=os.getpid(),
             ),
+            renew_lease_s=self.lease_s if owner is not None else None,
         )
-        return seq
 
     # -- create / read -----------------------------------------------------------------
     def create_run(
@@ -270,90 +253,56 @@ class WorkflowStore:
     ) -> None:
         """Insert a run in state ``created`` (claimed by ``owner`` when given)."""
         now = time.time()
-        with self._tx(result=True) as conn:
-            conn.execute(
-                "INSERT INTO workflow_runs(run_id, skill, skill_dir, query, state, mode, runner,"
-                " memory_dir, learnings_dir, options, owner, created_at, updated_at, lease_until)"
-                f" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, {conn.dialect.now} + ?)",
-                (
-                    run_id,
-                    skill,
-                    skill_dir,
-                    query,
-                    RunState.CREATED.value,
-                    mode,
-                    _dumps(runner) if runner is not None else None,
-                    memory_dir,
-                    learnings_dir,
-                    _dumps(dict(options or {})),
-                    owner,
-                    now,
-                    now,
-                    self.lease_s if owner is not None else None,
+        with self._tx(result=True) as tx:
+            tx.insert_run(
+                NewRun(
+                    run_id=run_id,
+                    skill=skill,
+                    skill_dir=skill_dir,
+                    query=query,
+                    state=RunState.CREATED.value,
+                    mode=mode,
+                    runner=runner,
+                    memory_dir=memory_dir,
+                    learnings_dir=learnings_dir,
+                    options=dict(options or {}),
+                    owner=owner,
                 ),
+                now=now,
+                lease_s=self.lease_s if owner is not None else None,
             )
-            self._log(conn, run_id, kind="run", from_state=None, to_state=RunState.CREATED, now=now)
+            self._log(tx, run_id, kind="run", from_state=None, to_state=RunState.CREATED, now=now)
 
     def load(self, run_id: str) -> RunRecord:
-        conn = self.store.connection()
-        row = self._row(conn, run_id, lock=False)
-        steps: dict[int, Mapping[str, Any]] = {}
-        times: dict[int, float] = {}
-        for s in conn.execute(
-            "SELECT step, output, completed_at FROM workflow_steps WHERE run_id = ? ORDER BY step",
-            (run_id,),
-        ):
-            steps[int(s["step"])] = json.loads(s["output"])
-            times[int(s["step"])] = float(s["completed_at"])
+        stored = self.store.workflows.load(run_id)
+        if stored is None:
+            raise WorkflowNotFound(f"no workflow run {run_id!r}", run_id=run_id)
         phases = tuple(
             PhaseRecord(
-                index=int(p["idx"]),
-                phase_id=p["phase_id"],
-                agent=p["agent"],
-                state=PhaseState(p["state"]),
-                attempts=int(p["attempts"]),
-                memory_file=p["memory_file"],
-                memory_sha256=p["memory_sha256"],
-                prompt_sha256=p["prompt_sha256"],
-                started_at=p["started_at"],
-                verified_at=p["verified_at"],
-                last_error=json.loads(p["last_error"]) if p["last_error"] else None,
-                runner=json.loads(p["runner"]) if p["runner"] else None,
-                agent_process=json.loads(p["agent_process"]) if p["agent_process"] else None,
+                index=p.index,
+                phase_id=p.phase_id,
+                agent=p.agent,
+                state=PhaseState(p.state),
+                attempts=p.attempts,
+                memory_file=p.memory_file,
+                memory_sha256=p.memory_sha256,
+                prompt_sha256=p.prompt_sha256,
+                started_at=p.started_at,
+                verified_at=p.verified_at,
+                last_error=p.last_error,
+                runner=p.runner,
+                agent_process=p.agent_process,
             )
-            for p in conn.execute(
-                "SELECT * FROM workflow_phases WHERE run_id = ? ORDER BY idx", (run_id,)
-            )
+            for p in stored.phases
         )
-        return _record(row, steps, times, phases)
+        return _record(stored.run, stored.steps, stored.step_times, phases)
 
     def list_runs(self, *, limit: int | None = None) -> list[RunRecord]:
         """Runs, most recently updated first (without steps and phases)."""
-        sql = "SELECT * FROM workflow_runs ORDER BY updated_at DESC, run_id"
-        params: tuple[Any, ...] = ()
-        if limit is not None:
-            sql += " LIMIT ?"
-            params = (int(limit),)
-        return [_record(r, {}, {}, ()) for r in self.store.connection().execute(sql, params)]
+        return [_record(r, {}, {}, ()) for r in self.store.workflows.list_runs(limit)]
 
     def transitions(self, run_id: str) -> list[dict[str, Any]]:
-        rows = self.store.connection().execute(
-            "SELECT * FROM workflow_transitions WHERE run_id = ? ORDER BY seq", (run_id,)
-        )
-        return [
-            {
-                "seq": r["seq"],
-                "kind": r["kind"],
-                "phase_id": r["phase_id"],
-                "step": r["step"],
-                "from_state": r["from_state"],
-                "to_state": r["to_state"],
-                "detail": json.loads(r["detail"]) if r["detail"] else None,
-                "pid": r["pid"],
-                "at": r["at"],
-            }
-            for r in rows
-        ]
+        return self.store.workflows.transitions(run_id)
 
     # -- ownership: one live driver per run, under a lease ------------------------------
     def claim(self, run_id: str, owner: str) -> None:
@@ -363,14 +312,15 @@ class WorkflowStore:
         owner is a process on this host that is gone. A run claimed before leases
         existed (no ``lease_until``) is held until its owner is seen dead.
         """
-        with self._tx() as conn:
-            row = self._row(conn, run_id)
-            held = row["owner"]
+        with self._tx() as tx:
+            row = self._row(tx, run_id)
+            held = row.owner
             if held and held != owner:
-                lease = row["lease_until"]
-                expired = lease is not None and float(lease) <= float(row["db_now"])
+                lease = row.lease_until
+                db_now = float(row.db_now or 0.0)
+                expired = lease is not None and float(lease) <= db_now
                 if not expired and owner_alive(held):
-                    left = None if lease is None else round(float(lease) - row["db_now"], 3)
+                    left = None if lease is None else round(float(lease) - db_now, 3)
                     raise WorkflowBusy(
                         f"run {run_id} is being driven by another live process ({held}); "
                         "wait for it to finish (or its lease to run out), then resume",
@@ -378,29 +328,16 @@ class WorkflowStore:
                         owner=held,
                         lease_expires_in_s=left,
                     )
-            conn.execute(
-                f"UPDATE workflow_runs SET owner = ?, lease_until = {conn.dialect.now} + ? "
-                "WHERE run_id = ?",
-                (owner, self.lease_s, run_id),
-            )
+            tx.set_owner(run_id, owner, lease_s=self.lease_s)
 
     def renew(self, run_id: str, owner: str) -> bool:
         """Extend ``owner``'s lease; False when the run is no longer its own."""
-        with self._tx() as conn:
-            cur = conn.execute(
-                f"UPDATE workflow_runs SET lease_until = {conn.dialect.now} + ? "
-                "WHERE run_id = ? AND owner = ?",
-                (self.lease_s, run_id, owner),
-            )
-            return cur.rowcount > 0
+        with self._tx() as tx:
+            return tx.renew(run_id, owner, lease_s=self.lease_s)
 
     def release(self, run_id: str, owner: str) -> None:
-        with self._tx() as conn:
-            conn.execute(
-                "UPDATE workflow_runs SET owner = NULL, lease_until = NULL "
-                "WHERE run_id = ? AND owner = ?",
-                (run_id, owner),
-            )
+        with self._tx() as tx:
+            tx.release(run_id, owner)
 
     def set_mode(
         self,
@@ -410,12 +347,9 @@ class WorkflowStore:
         *,
         owner: str | None = None,
     ) -> None:
-        with self._tx() as conn:
-            self._row(conn, run_id, owner=owner)
-            conn.execute(
-                "UPDATE workflow_runs SET mode = ?, runner = ? WHERE run_id = ?",
-                (mode, _dumps(runner) if runner is not None else None, run_id),
-            )
+        with self._tx() as tx:
+            self._row(tx, run_id, owner=owner)
+            tx.update_run(run_id, {"mode": mode, "runner": runner})
 
     # -- run transitions ---------------------------------------------------------------
     def complete_step(
@@ -437,18 +371,13 @@ class WorkflowStore:
         spec = step(number)
         check_step_output(number, output)
         now = time.time()
-        with self._tx(result=True) as conn:
-            row = self._row(conn, run_id, owner=owner)
-            current = RunState(row["state"])
+        with self._tx(result=True) as tx:
+            row = self._row(tx, run_id, owner=owner)
+            current = RunState(row.state)
             if number == 5:
                 if current is not RunState.TRIGGERING_AGENTS:
                     check_run(current, RunState.TRIGGERING_AGENTS, run_id=run_id)
-                states = [
-                    r["state"]
-                    for r in conn.execute(
-                        "SELECT state FROM workflow_phases WHERE run_id = ?", (run_id,)
-                    )
-                ]
+                states = [state for _, state in tx.phase_states(run_id)]
                 pending = [s for s in states if s != PhaseState.VERIFIED]
                 if not states or pending:
                     raise WorkflowIllegalTransition(
@@ -461,47 +390,25 @@ class WorkflowStore:
             else:
                 check_run(current, spec.produces, run_id=run_id)
             if number == 6:
-                done = {
-                    int(r[0])
-                    for r in conn.execute(
-                        "SELECT step FROM workflow_steps WHERE run_id = ?", (run_id,)
-                    )
-                }
-                missing = sorted({1, 2, 3, 4, 5} - done)
+                missing = sorted({1, 2, 3, 4, 5} - tx.step_numbers(run_id))
                 if missing:
                     raise WorkflowIllegalTransition(
                         f"run {run_id}: cannot complete, step(s) {missing} have no output",
                         run_id=run_id,
                         missing_steps=missing,
                     )
-            conn.execute(
-                "INSERT INTO workflow_steps(run_id, step, name, output, completed_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (run_id, number, spec.name, _dumps(dict(output)), now),
-            )
-            sets = ["state = ?", "last_error = NULL"]
-            params: list[Any] = [spec.produces.value]
+            tx.add_step(run_id, number, spec.name, output, at=now)
+            changes: dict[str, Any] = {"state": spec.produces.value, "last_error": None}
             if task_id is not None:
-                sets.append("task_id = ?")
-                params.append(task_id)
+                changes["task_id"] = task_id
             if domain is not None:
-                sets.append("domain = ?")
-                params.append(domain)
+                changes["domain"] = domain
             if number == 6:
-                sets.append("completed_at = ?")
-                params.append(now)
-            conn.execute(
-                f"UPDATE workflow_runs SET {', '.join(sets)} WHERE run_id = ?",
-                (*params, run_id),
-            )
-            for idx, (phase_id, agent, memory_file) in enumerate(phases):
-                conn.execute(
-                    "INSERT INTO workflow_phases(run_id, idx, phase_id, agent, state, "
-                    "memory_file) VALUES (?, ?, ?, ?, ?, ?)",
-                    (run_id, idx, phase_id, agent, PhaseState.PENDING.value, memory_file),
-                )
+                changes["completed_at"] = now
+            tx.update_run(run_id, changes)
+            tx.add_phases(run_id, phases, PhaseState.PENDING.value)
             return self._log(
-                conn,
+                tx,
                 run_id,
                 owner=owner,
                 kind="step",
@@ -518,23 +425,23 @@ class WorkflowStore:
     def block(self, run_id: str, error: Mapping[str, Any], *, owner: str | None = None) -> int:
         """Stop the run with ``error``; it resumes where it was."""
         now = time.time()
-        with self._tx() as conn:
-            row = self._row(conn, run_id, owner=owner)
-            current = RunState(row["state"])
+        with self._tx() as tx:
+            row = self._row(tx, run_id, owner=owner)
+            current = RunState(row.state)
             if current is RunState.BLOCKED:
-                conn.execute(
-                    "UPDATE workflow_runs SET last_error = ? WHERE run_id = ?",
-                    (_dumps(dict(error)), run_id),
-                )
-                return int(row["seq"])
+                tx.update_run(run_id, {"last_error": dict(error)})
+                return row.seq
             check_run(current, RunState.BLOCKED, run_id=run_id)
-            conn.execute(
-                "UPDATE workflow_runs SET state = ?, blocked_from = ?, last_error = ? "
-                "WHERE run_id = ?",
-                (RunState.BLOCKED.value, current.value, _dumps(dict(error)), run_id),
+            tx.update_run(
+                run_id,
+                {
+                    "state": RunState.BLOCKED.value,
+                    "blocked_from": current.value,
+                    "last_error": dict(error),
+                },
             )
             return self._log(
-                conn,
+                tx,
                 run_id,
                 owner=owner,
                 kind="run",
@@ -547,19 +454,16 @@ class WorkflowStore:
     def unblock(self, run_id: str, *, owner: str | None = None) -> RunState:
         """``blocked -> <blocked_from>``; returns the state the run is back in."""
         now = time.time()
-        with self._tx() as conn:
-            row = self._row(conn, run_id, owner=owner)
-            current = RunState(row["state"])
+        with self._tx() as tx:
+            row = self._row(tx, run_id, owner=owner)
+            current = RunState(row.state)
             if current is not RunState.BLOCKED:
                 return current
-            back = RunState(row["blocked_from"])
+            back = RunState(row.blocked_from or "")  # a blocked run says where it was
             check_run(current, back, run_id=run_id, blocked_from=back)
-            conn.execute(
-                "UPDATE workflow_runs SET state = ?, blocked_from = NULL WHERE run_id = ?",
-                (back.value, run_id),
-            )
+            tx.update_run(run_id, {"state": back.value, "blocked_from": None})
             self._log(
-                conn, run_id, kind="run", from_state=current, to_state=back, now=now, owner=owner
+                tx, run_id, kind="run", from_state=current, to_state=back, now=now, owner=owner
             )
             return back
 
@@ -573,15 +477,13 @@ class WorkflowStore:
         owner: str | None = None,
     ) -> int:
         now = time.time()
-        with self._tx() as conn:
-            row = self._row(conn, run_id, owner=owner)
-            current = RunState(row["state"])
+        with self._tx() as tx:
+            row = self._row(tx, run_id, owner=owner)
+            current = RunState(row.state)
             check_run(current, target, run_id=run_id)
-            conn.execute(
-                "UPDATE workflow_runs SET state = ? WHERE run_id = ?", (target.value, run_id)
-            )
+            tx.update_run(run_id, {"state": target.value})
             return self._log(
-                conn,
+                tx,
                 run_id,
                 owner=owner,
                 kind=kind,
@@ -610,17 +512,11 @@ class WorkflowStore:
         Every move ends the phase's recorded agent (its attempt started or ended);
         ``runner`` records what ran the attempt that ends here."""
         now = time.time()
-        with self._tx(result=target is PhaseState.VERIFIED) as conn:
-            row = self._row(conn, run_id, owner=owner)
-            if RunState(row["state"]) is not RunState.TRIGGERING_AGENTS:
-                check_run(row["state"], RunState.TRIGGERING_AGENTS, run_id=run_id)
-            phases = [
-                (r["phase_id"], r["state"])
-                for r in conn.execute(
-                    "SELECT phase_id, state FROM workflow_phases WHERE run_id = ? ORDER BY idx",
-                    (run_id,),
-                )
-            ]
+        with self._tx(result=target is PhaseState.VERIFIED) as tx:
+            row = self._row(tx, run_id, owner=owner)
+            if RunState(row.state) is not RunState.TRIGGERING_AGENTS:
+                check_run(row.state, RunState.TRIGGERING_AGENTS, run_id=run_id)
+            phases = tx.phase_states(run_id)
             index = next((i for i, (pid, _) in enumerate(phases) if pid == phase_id), None)
             if index is None:
                 raise WorkflowIllegalTransition(
@@ -633,32 +529,19 @@ class WorkflowStore:
             current = PhaseState(phases[index][1])
             check_phase(current, target, run_id=run_id, phase_id=phase_id)
             check_phase_order(phases, index, run_id=run_id)
-            ran = _dumps(dict(runner)) if runner is not None else None
             if target is PhaseState.RUNNING:
-                conn.execute(
-                    "UPDATE workflow_phases SET state = ?, attempts = attempts + 1, "
-                    "started_at = ?, prompt_sha256 = ?, last_error = NULL, agent_process = NULL "
-                    "WHERE run_id = ? AND idx = ?",
-                    (target.value, now, prompt_sha256, run_id, index),
-                )
+                tx.start_phase(run_id, index, target.value, at=now, prompt_sha256=prompt_sha256)
             elif target is PhaseState.VERIFIED:
-                conn.execute(
-                    "UPDATE workflow_phases SET state = ?, verified_at = ?, memory_sha256 = ?, "
-                    "last_error = NULL, agent_process = NULL, runner = COALESCE(?, runner) "
-                    "WHERE run_id = ? AND idx = ?",
-                    (target.value, now, memory_sha256, ran, run_id, index),
+                tx.verify_phase(
+                    run_id, index, target.value, at=now, memory_sha256=memory_sha256, runner=runner
                 )
             else:
-                conn.execute(
-                    "UPDATE workflow_phases SET state = ?, last_error = ?, agent_process = NULL, "
-                    "runner = COALESCE(?, runner) WHERE run_id = ? AND idx = ?",
-                    (target.value, _dumps(dict(error or {})), ran, run_id, index),
-                )
+                tx.end_phase(run_id, index, target.value, error=dict(error or {}), runner=runner)
             log_detail = dict(detail or {})
             if error:
                 log_detail["error"] = dict(error)
             return self._log(
-                conn,
+                tx,
                 run_id,
                 owner=owner,
                 kind="phase",
@@ -682,12 +565,9 @@ class WorkflowStore:
 
         Not a transition (the phase stays ``running``); fenced like one. Committed with
         a full sync: a resume after a power cut must still see the agent."""
-        with self._tx(result=True) as conn:
-            self._row(conn, run_id, owner=owner)
-            conn.execute(
-                "UPDATE workflow_phases SET agent_process = ? WHERE run_id = ? AND phase_id = ?",
-                (_dumps(dict(agent)) if agent is not None else None, run_id, phase_id),
-            )
+        with self._tx(result=True) as tx:
+            self._row(tx, run_id, owner=owner)
+            tx.set_agent(run_id, phase_id, agent)
 
 
 class LeaseKeeper:
@@ -728,32 +608,32 @@ class LeaseKeeper:
 
 
 def _record(
-    row: Any,
+    row: RunRow,
     steps: Mapping[int, Mapping[str, Any]],
     times: Mapping[int, float],
     phases: tuple[PhaseRecord, ...],
 ) -> RunRecord:
     return RunRecord(
-        run_id=row["run_id"],
-        skill=row["skill"],
-        skill_dir=row["skill_dir"],
-        query=row["query"],
-        state=RunState(row["state"]),
-        mode=row["mode"],
-        memory_dir=row["memory_dir"],
-        learnings_dir=row["learnings_dir"],
-        created_at=float(row["created_at"]),
-        updated_at=float(row["updated_at"]),
-        seq=int(row["seq"]),
-        blocked_from=RunState(row["blocked_from"]) if row["blocked_from"] else None,
-        task_id=row["task_id"],
-        domain=row["domain"],
-        runner=json.loads(row["runner"]) if row["runner"] else None,
-        options=json.loads(row["options"] or "{}"),
-        last_error=json.loads(row["last_error"]) if row["last_error"] else None,
-        owner=row["owner"],
-        completed_at=row["completed_at"],
-        lease_until=row["lease_until"],
+        run_id=row.run_id,
+        skill=row.skill,
+        skill_dir=row.skill_dir,
+        query=row.query,
+        state=RunState(row.state),
+        mode=row.mode,
+        memory_dir=row.memory_dir,
+        learnings_dir=row.learnings_dir,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        seq=row.seq,
+        blocked_from=RunState(row.blocked_from) if row.blocked_from else None,
+        task_id=row.task_id,
+        domain=row.domain,
+        runner=row.runner,
+        options=row.options,
+        last_error=row.last_error,
+        owner=row.owner,
+        completed_at=row.completed_at,
+        lease_until=row.lease_until,
         steps=steps,
         step_times=times,
         phases=phases,

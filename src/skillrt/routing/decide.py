@@ -30,7 +30,7 @@ from skillrt.routing.explain import matched_part, signals
 from skillrt.routing.plan import ScoreBreakdown
 from skillrt.routing.planner import Clause, PlanOutcome, PlanRules, build_plan
 from skillrt.routing.recall import Pool
-from skillrt.routing.request_form import asks
+from skillrt.routing.request_form import asks, brevity, is_question, own_words
 from skillrt.routing.scoring import COST_VALUE, Terms, cold_start_factor, combine, success_term
 from skillrt.routing.signals import TermInput, companion_signals, term_values
 
@@ -76,6 +76,7 @@ def decide(
     directives: Directives,
     *,
     clauses: Sequence[str],
+    query: str = "",
     model: ScoreModel,
     cfg: RoutingConfig,
     stats: Mapping[str, SkillStats],
@@ -135,6 +136,14 @@ def decide(
         max_parallel=cfg.max_parallel_skills,
         overlap_threshold=overlap_threshold(cfg, model),
         needed=lambda seen: model.companion(companion_signals(seen)),
+        pointers=cfg.pointers,
+        pointer_runner_up=cfg.pointer_runner_up,
+        pointer_floor=cfg.pointer_floor,
+        pointer_similar=cfg.pointer_similar,
+        pointer_companion=cfg.pointer_companion,
+        brief_ask=brief_ask(query),
+        ask_margin=cfg.brief_ask_margin,
+        ask_lead=cfg.brief_ask_lead,
     )
     outcome = build_plan(
         candidates,
@@ -156,6 +165,12 @@ def decide(
     }
     ordered = sorted(candidates, key=lambda c: (order.get(c.idx, len(order)), *_rank_key(c)))
     return Decision(tuple(ordered), outcome)
+
+
+def brief_ask(query: str) -> bool:
+    """A brief message that asks for work and is not a question (seed 001 §6.1's short,
+    plain request; ``request_form``)."""
+    return bool(query) and brevity(query) > 0 and asks(query) and not is_question(own_words(query))
 
 
 def intents(model: ScoreModel, ev: Evidence, members: Sequence[int]) -> NDArray[np.float64]:

@@ -3,10 +3,20 @@
 * ``$name`` mentions, found by the invocation scanner (never inside code), and phrasing
   such as "use the X skill", "with the X skill", "run X skill", "用 X skill", "使用X技能"
   name a skill to force.
-* "don't use X", "do not use the X skill", "without X", "不要用 X" exclude it.
+* A skill's name of two words or more needs no "skill" after it: "use systematic
+  debugging to find why the login test fails", "do test driven development on the
+  parser", "apply the writing plans process" force it (seed 001 §6.1's "明确使用 X"). The
+  name may be written with spaces or as a close variant (each word through the router's
+  light stemmer: "writing plan" for ``writing-plans``). A one-word name ("use docker")
+  is an everyday word and still needs "skill" or ``$``; a question ("should I use test
+  driven development here?") asks about the process, it does not ask for it; nor does a
+  document of over 2,000 characters (a pasted system prompt telling an agent to "use the
+  send_message function").
+* "don't use X", "do not use the X skill", "without X", "不要用 X" exclude it (a name of
+  two words or more needs no "skill" here either).
 
-X must be a skill's exact name (bare or ``ns:name``; spaces may stand for hyphens).
-An exclusion beats a force of the same skill: the user's negative words are the most
+X must be a skill's name (bare or ``ns:name``; spaces may stand for hyphens). An
+exclusion beats a force of the same skill: the user's negative words are the most
 specific instruction there is.
 """
 
@@ -16,9 +26,9 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from skillrt.routing.text import normalise
+from skillrt.routing.text import identifier_words, normalise, stem
 
-__all__ = ["Directives", "find_directives", "name_key"]
+__all__ = ["Directives", "find_directives", "name_key", "variant_key"]
 
 _OPEN_QUOTE = r"[`'\"“‘「『]?"
 _CLOSE_QUOTE = r"[`'\"”’」』]?"
@@ -42,6 +52,24 @@ _EXCLUDE_SKILL = re.compile(
     rf"{_NEGATION}\s*{_DET}{_OPEN_QUOTE}{_NAME}{_CLOSE_QUOTE}\s*{_SKILL}",
 )
 _EXCLUDE_NAME = re.compile(rf"{_NEGATION}\s*{_DET}{_OPEN_QUOTE}{_ONE_NAME}{_CLOSE_QUOTE}")
+#: A verb that asks for a named process without the word "skill" after it (a name of
+#: two words or more: see the module docstring).
+#: "do" takes no article: "do test driven development" names the process, "do a code
+#: review" is the everyday noun.
+_NAMED_USE = re.compile(
+    r"(?:(?<!\w)(?:use|using|apply|applying|follow|following|run|invoke|try)\s+(?:the\s+)?"
+    rf"|(?<!\w)do\s+|(?:用|使用|调用|运行|启用)\s*){_OPEN_QUOTE}",
+)
+_NAMED_NEGATION = re.compile(
+    r"(?:(?<!\w)(?:don'?t|do\s+not|does\s+not|doesn'?t|never|avoid|stop|no\s+need\s+to"
+    r"|without|not)\s+|不要|别|不)\s*$"
+)
+_NAME_WORD = re.compile(r"[^\W_][\w:./-]*")
+#: Words of a name read after a verb, at most.
+MAX_NAME_WORDS = 6
+#: A message longer than this is a document (a pasted prompt, a spec) read for what it is
+#: about: its "use X" are not the user's words to the router (the word "skill" still is).
+MAX_NAMED_USE_CHARS = 2_000
 
 
 @dataclass(frozen=True)
@@ -59,17 +87,28 @@ def name_key(name: str) -> str:
     return re.sub(r"[\s_]+", "-", normalise(name).strip())
 
 
+def variant_key(text: str) -> str:
+    """The key of a name of two words or more as a user may write it: its words in
+    order, each through the light stemmer ("Writing Plan", ``writing_plans`` ->
+    ``writ-plan``); "" for a name of one word."""
+    parts = [stem(normalise(w)) for w in identifier_words(text).split() if w]
+    return "-".join(parts) if len(parts) > 1 else ""
+
+
 def find_directives(
     query: str,
     resolve: Callable[[str], str | None],
     *,
     mentions: Callable[[str], list[tuple[str, str]]] | None = None,
+    resolve_variant: Callable[[str], str | None] | None = None,
 ) -> Directives:
     """Explicit forces and exclusions in ``query``.
 
     ``resolve(key)`` maps a :func:`name_key` to a qualified skill name or None.
     ``mentions(query)`` returns ``(raw, id)`` pairs of ``$`` mentions; by default the
     invocation scanner is used when installed, else a plain ``$name`` pattern.
+    ``resolve_variant(key)`` maps a :func:`variant_key` to the qualified name of a skill
+    whose name has two words or more (None: names only with the word "skill").
     """
     forced: dict[str, str] = {}
     excluded: dict[str, str] = {}
@@ -91,9 +130,53 @@ def find_directives(
             qn = _resolve_capture(m.group("x"), resolve)
             if qn is not None:
                 excluded.setdefault(qn, m.group(0).strip())
+    if resolve_variant is not None and len(query) <= MAX_NAMED_USE_CHARS:
+        _named_uses(norm, resolve_variant, forced, excluded)
     for qn in excluded:
         forced.pop(qn, None)
     return Directives(forced, excluded, tuple(unknown))
+
+
+def _named_uses(
+    norm: str,
+    resolve_variant: Callable[[str], str | None],
+    forced: dict[str, str],
+    excluded: dict[str, str],
+) -> None:
+    """Names of two words or more after a verb ("use systematic debugging to ..."):
+    forced, or excluded when the verb is negated ("don't use ..."). A question asks
+    about a process, not for it: nothing is forced in one (exclusions still count)."""
+    from skillrt.routing.request_form import is_question
+
+    question: bool | None = None
+    for m in _NAMED_USE.finditer(norm):
+        words: list[re.Match[str]] = []
+        pos = m.end()
+        while len(words) < MAX_NAME_WORDS:
+            w = _NAME_WORD.match(norm, pos)
+            if w is None:
+                break
+            words.append(w)
+            gap = re.match(r"[ \t]+", norm[w.end() :])
+            if gap is None:
+                break
+            pos = w.end() + gap.end()
+        # The longest run of words that names a skill.
+        for n in range(len(words), 0, -1):
+            text = norm[words[0].start() : words[n - 1].end()].rstrip(".:/-")
+            key = variant_key(text)
+            qn = resolve_variant(key) if key else None
+            if not qn:
+                continue
+            said = norm[m.start() : words[n - 1].end()].strip()
+            if _NAMED_NEGATION.search(norm[max(0, m.start() - 24) : m.start()]):
+                excluded.setdefault(qn, said)
+            else:
+                if question is None:
+                    question = is_question(norm)
+                if not question:
+                    forced.setdefault(qn, said)
+            break
 
 
 def _resolve_capture(text: str, resolve: Callable[[str], str | None]) -> str | None:

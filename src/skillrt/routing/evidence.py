@@ -110,12 +110,16 @@ def gather(
     rerank_query: RerankQuery | None = None,
     semantic: SemanticScores | None = None,
     clause: bool = False,
+    reader: Reranker | None = None,
 ) -> Evidence:
     """The evidence of ``text`` (embedded as ``qvec``) over ``rows`` (None: every skill).
 
     ``semantic``: its semantic scores when already computed (a request and its clauses
     are scored in one pass, :meth:`SemanticIndex.score_many`). ``clause``: the text is
-    one clause of a request (its form signals are left out).
+    one clause of a request (its form signals are left out). ``reader``: a second
+    reranker after the first (:mod:`skillrt.routing.reader`), added with weight 1; it
+    reorders the best candidates; P(scope)'s fused evidence is read before it (the best
+    candidate's own signals, lexical and body, are those of the best after it).
     """
     import numpy as np
 
@@ -160,6 +164,15 @@ def gather(
                 floor = float(np.nanmin(reranked)) if np.any(~np.isnan(reranked)) else 0.0
                 bonus = np.where(np.isnan(reranked), floor, reranked)
                 neutral = (neutral + model.token_weight * bonus).astype(np.float32)
+    scope = float(neutral.max()) if per_kind and len(neutral) else 0.0
+    if not per_kind and len(fused):
+        scope = float(fused.max())
+    if reader is not None and rerank_query is not None and len(fused):
+        from skillrt.routing.rerank import apply_rerank
+
+        read = apply_rerank(reader, rerank_query, rows_arr, fused, 1.0)
+        if read is not None:
+            fused = read[0]
     best = second = best_lexical = best_body = 0.0
     if len(fused):
         top2 = top(fused, 2)
@@ -168,9 +181,9 @@ def gather(
         best_lexical = float(lex_norm[top2[0]])
         if index.has_body is not None:
             best_body = float(index.has_body[rows_arr[top2[0]]])
-    scope = float(neutral.max()) if per_kind and len(neutral) else best
     signals = request_signals(
-        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body), clause=clause
+        SignalInput(text, scope, best_lexical, lex.unknown_share, best_body),
+        clause=clause,
     )
     return Evidence(
         rows=rows_arr,

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import re
-import sqlite3
 import time
 import warnings
 from collections.abc import Sequence
@@ -38,7 +37,7 @@ from skillrt.routing.text import identifier_words, terms
 if TYPE_CHECKING:
     from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
 
 __all__ = [
     "FIELD_NAMES",
@@ -280,38 +279,23 @@ def load_fields(
     return [cached.get(k) or fresh[k] for k in keys]
 
 
-_CHUNK = 500
-
-
 def _cached_fields(store: Store, keys: Sequence[str]) -> dict[str, SkillFields]:
     out: dict[str, SkillFields] = {}
     try:
-        conn = store.connection()
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), _CHUNK):
-            chunk = unique[start : start + _CHUNK]
-            rows = conn.execute(
-                f"SELECT key, record FROM routing_fields WHERE key IN "
-                f"({', '.join('?' * len(chunk))})",
-                chunk,
-            ).fetchall()
-            for key, record in rows:
-                fields = SkillFields.from_json(record)
-                if fields is not None:
-                    out[key] = fields
-    except (sqlite3.Error, StoreError) as exc:
+        records = store.field_cache.get(keys)
+    except StoreError as exc:
         warnings.warn(f"cannot read cached routing fields ({exc})", BodyWarning, stacklevel=3)
+        return out
+    for key, record in records.items():
+        fields = SkillFields.from_json(record)
+        if fields is not None:
+            out[key] = fields
     return out
 
 
 def _save_fields(store: Store, fresh: dict[str, SkillFields]) -> None:
-    now = time.time()
-    rows = [(k, f.to_json(), now) for k, f in fresh.items()]
+    rows = [(k, f.to_json()) for k, f in fresh.items()]
     try:
-        with store.transaction() as conn:
-            conn.executemany(
-                "INSERT OR REPLACE INTO routing_fields(key, record, created_at) VALUES (?, ?, ?)",
-                rows,
-            )
-    except (sqlite3.Error, StoreError) as exc:
+        store.field_cache.put(rows, at=time.time())
+    except StoreError as exc:
         warnings.warn(f"cannot cache routing fields ({exc})", BodyWarning, stacklevel=3)

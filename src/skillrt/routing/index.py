@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from skillrt.routing.directives import name_key
+from skillrt.routing.directives import name_key, variant_key
 from skillrt.routing.fields import SkillFields, skill_fields
 from skillrt.routing.lexical import LexicalIndex
 from skillrt.routing.phrases import PhraseIndex
@@ -81,6 +81,18 @@ class RouterIndex:
             if bare_count[name_key(s.name)] == 1:
                 keys.setdefault(name_key(s.name), s.qualified_name)
         self.name_keys = keys
+        # Names of two words or more as a user may write them (close variants): a key
+        # two skills share names neither ("").
+        variants: dict[str, str] = {}
+        for s in self.skills:
+            for name in {s.qualified_name, s.name}:
+                if name == s.name and bare_count[name_key(s.name)] != 1:
+                    continue
+                key = variant_key(name)
+                if key:
+                    held = variants.get(key)
+                    variants[key] = s.qualified_name if held in (None, s.qualified_name) else ""
+        self.name_variants = variants
 
         self.triggers = PhraseIndex()
         self.anti_triggers = PhraseIndex()
@@ -125,6 +137,11 @@ class RouterIndex:
 
     def resolve_key(self, key: str) -> str | None:
         return self.name_keys.get(key)
+
+    def resolve_variant(self, key: str) -> str | None:
+        """The skill whose name of two words or more has this
+        :func:`~skillrt.routing.directives.variant_key` (None: none, or several)."""
+        return self.name_variants.get(key) or None
 
     @property
     def model_id(self) -> str:

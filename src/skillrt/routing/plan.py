@@ -68,6 +68,19 @@ class PlannedSkill:
 
 
 @dataclass(frozen=True)
+class Pointer:
+    """A skill the plan does not inject but names for the user's own model to weigh:
+    the decision was uncertain (a close runner-up, or a part of the request whose best
+    skill stayed under the companion threshold). Never a body: a few dozen tokens."""
+
+    name: str
+    #: One line on why it is pointed to.
+    why: str
+    #: How to load it: ``skillrt show NAME`` (a surface may name its client's own tool).
+    load: str
+
+
+@dataclass(frozen=True)
 class ActivationPlan:
     """Skills to run, in order / parallel groups, with cost and the fallback path."""
 
@@ -103,3 +116,6 @@ class RouteResult:
     latency_ms: float = 0.0
     #: Which routing config served this route (gray release, seed 001 §15).
     config_id: str = "default"
+    #: Skills beside the plan for the user's model to weigh (at most two; see
+    #: :class:`Pointer`), best first.
+    pointers: tuple[Pointer, ...] = ()

@@ -26,6 +26,16 @@ serve the request (the *minimal cover set*, R4):
   request): a context budget serves it first.
 * **Fallback path**: per selected skill, the next-best candidates that passed or came
   close, then ``no-skill``, then ``ask-user`` (seed 001 §10).
+* **Pointers**: where the decision is uncertain, up to :data:`MAX_POINTERS` skills the
+  plan does not inject are named for the user's own model to weigh: the best skill of
+  an asking clause that stayed under ``companion_threshold`` but reached
+  ``pointer_companion`` (a second need the plan may miss), then the primary's close
+  runners-up: a total of at least ``pointer_runner_up`` of the primary's (the softmax
+  odds that the tie went the wrong way), or of ``pointer_floor`` of it for a near
+  neighbour of the primary (document similarity ``pointer_similar`` or more: two
+  variants of one procedure, where the request's words rarely settle which). Either
+  kind must reach ``pointer_floor`` of the primary's total. A no-skill plan and a forced
+  one have none (nothing is uncertain enough to name, or the user chose).
 
 Every candidate left out gets a reason for ``--explain``: covered by the plan (it
 overlaps a planned skill, or has no part of the request of its own), or below its own
@@ -38,10 +48,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from skillrt.routing.candidate import Candidate
-from skillrt.routing.plan import ActivationPlan, PlannedSkill
+from skillrt.routing.plan import ActivationPlan, PlannedSkill, Pointer
 from skillrt.routing.signals import CompanionInput
 
-__all__ = ["Clause", "PlanOutcome", "PlanRules", "build_plan", "estimate_cost"]
+__all__ = ["MAX_POINTERS", "Clause", "PlanOutcome", "PlanRules", "build_plan", "estimate_cost"]
+
+#: Pointers a route carries, at most (each a few dozen tokens).
+MAX_POINTERS = 2
 
 TIE_EPSILON = 0.05
 #: A candidate within this much under the threshold may still be a fallback.
@@ -72,6 +85,23 @@ class PlanRules:
     overlap_threshold: float
     #: P(a skill is needed for a clause) from what the planner sees of it there.
     needed: Callable[[CompanionInput], float]
+    #: Pointers (see the module docstring); ``pointers=False`` makes none.
+    pointers: bool = False
+    #: A runner-up is pointed to at this share of the primary's total...
+    pointer_runner_up: float = 1.0
+    #: ... or at ``pointer_floor`` of it when its document is at least
+    #: ``pointer_similar`` like the primary's (a near neighbour: the tie is a coin toss).
+    pointer_floor: float = 0.2
+    pointer_similar: float = 0.6
+    #: A clause's best skill under the companion threshold is pointed to at this
+    #: probability of being needed there (and ``pointer_floor`` of the primary's total).
+    pointer_companion: float = 1.0
+    #: The request is a brief ask, not a question (``request_form``): a best candidate
+    #: within ``ask_margin`` under the threshold whose total is at least ``1 / ask_lead``
+    #: times the runner-up's is selected (its brevity alone kept it out).
+    brief_ask: bool = False
+    ask_margin: float = 0.0
+    ask_lead: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +113,8 @@ class PlanOutcome:
     selected: tuple[Candidate, ...]
     #: idx -> why a selected candidate is in the plan.
     reasons: dict[int, str]
+    #: Skills named beside the plan for the user's model (best first).
+    pointers: tuple[Pointer, ...] = ()
 
 
 def estimate_cost(skills: Sequence[Candidate]) -> str:
@@ -113,7 +145,15 @@ def build_plan(
             reasons[c.idx] = f"forced by the user ({c.forced_words})"
     if not selected:
         passing = [c for c in usable if c.eligible and not c.forced]
-        if passing:
+        if not passing and rules.brief_ask and rules.ask_margin > 0:
+            clear = _clear_ask(usable, rules)
+            if clear is not None:
+                selected.append(clear)
+                reasons[clear.idx] = (
+                    f"a brief ask whose best skill leads by a wide margin ({clear.total:.2f}, "
+                    f"within {rules.ask_margin:.2f} of the threshold {rules.threshold:.2f})"
+                )
+        elif passing:
             pick = _tie_pick(passing)
             selected.append(pick)
             reasons[pick.idx] = "passes the threshold on the whole request"
@@ -125,8 +165,11 @@ def build_plan(
                 )
     primary = selected[0] if selected else None
     clause_of: dict[int, int] = {}
+    near_companion: list[tuple[Candidate, str]] = []
     if selected:
-        clause_of = _add_companions(selected, usable, clauses, rules, overlap, reasons, covered)
+        clause_of = _add_companions(
+            selected, usable, clauses, rules, overlap, reasons, covered, near_companion
+        )
 
     chosen = {c.idx for c in selected}
     near = rules.threshold - NEAR_MARGIN
@@ -165,7 +208,71 @@ def build_plan(
         fallback_path=_fallback_path(selected, candidates, rules.threshold),
         primary=primary.name if primary is not None else None,
     )
-    return PlanOutcome(plan=plan, covered=covered, selected=tuple(selected), reasons=reasons)
+    pointers = (
+        _pointers(primary, selected, usable, near_companion, rules, overlap)
+        if rules.pointers
+        else ()
+    )
+    return PlanOutcome(
+        plan=plan, covered=covered, selected=tuple(selected), reasons=reasons, pointers=pointers
+    )
+
+
+def _clear_ask(usable: Sequence[Candidate], rules: PlanRules) -> Candidate | None:
+    """The best candidate of a brief ask when it nearly passes and leads clearly."""
+    ranked = sorted((c for c in usable if not c.forced), key=lambda c: -c.total)
+    if not ranked:
+        return None
+    best = ranked[0]
+    # Only a total kept it out: not a gate (top-k, anti-trigger, safety).
+    if best.status != "below_threshold" or not best.reason.startswith("total") or best.anti:
+        return None
+    if best.total < rules.threshold - rules.ask_margin:
+        return None
+    runner_up = ranked[1].total if len(ranked) > 1 else 0.0
+    return best if runner_up <= rules.ask_lead * best.total else None
+
+
+def _pointers(
+    primary: Candidate | None,
+    selected: Sequence[Candidate],
+    usable: Sequence[Candidate],
+    near_companion: Sequence[tuple[Candidate, str]],
+    rules: PlanRules,
+    overlap: Callable[[int, int], float],
+) -> tuple[Pointer, ...]:
+    """The skills the user's model should weigh itself (see the module docstring)."""
+    if primary is None or primary.forced or primary.total <= 0:
+        return ()
+    chosen = {c.idx for c in selected}
+    out: list[tuple[Candidate, str]] = [
+        (c, why) for c, why in near_companion if c.total >= rules.pointer_floor * primary.total
+    ]
+    others = sorted(
+        (c for c in usable if c.idx not in chosen and not c.forced and not c.anti),
+        key=lambda c: -c.total,
+    )
+    for c in others[:MAX_POINTERS]:
+        share = c.total / primary.total
+        similar = overlap(primary.idx, c.idx)
+        if share >= rules.pointer_runner_up or (
+            share >= rules.pointer_floor and similar >= rules.pointer_similar
+        ):
+            why = (
+                f"close runner-up to {primary.name} ({c.total:.2f} against "
+                f"{primary.total:.2f}; similarity {similar:.2f}): the model may weigh both"
+            )
+            out.append((c, why))
+    seen: set[int] = set()
+    pointers: list[Pointer] = []
+    for c, why in out:
+        if c.idx in seen or c.idx in chosen:
+            continue
+        seen.add(c.idx)
+        pointers.append(Pointer(name=c.name, why=why, load=f"skillrt show {c.name}"))
+        if len(pointers) == MAX_POINTERS:
+            break
+    return tuple(pointers)
 
 
 def companion_input(
@@ -201,8 +308,11 @@ def _add_companions(
     overlap: Callable[[int, int], float],
     reasons: dict[int, str],
     covered: dict[int, tuple[str, str]],
+    near: list[tuple[Candidate, str]] | None = None,
 ) -> dict[int, int]:
-    """Add companions to ``selected``; returns the clause each one joined for."""
+    """Add companions to ``selected``; returns the clause each one joined for. The
+    best clause skill that stays under the threshold but reaches ``pointer_companion``
+    goes into ``near`` (a pointer)."""
     joined: dict[int, int] = {}
     if len(clauses) < 2:
         return joined
@@ -231,6 +341,12 @@ def _add_companions(
                 f"best for {quote}, but needed there {p:.2f} < {rules.companion_threshold:.2f} "
                 f"(its total there {seen.own:.2f}; the plan serves it {seen.served:.2f})",
             )
+            if near is not None and p >= rules.pointer_companion:
+                why = (
+                    f"may serve {quote}: needed there {p:.2f}, under the companion "
+                    f"threshold {rules.companion_threshold:.2f}"
+                )
+                near.append((pick, why))
             break
         selected.append(pick)
         joined[pick.idx] = k

@@ -9,6 +9,12 @@ for a question of a few words and falls linearly to 0 at :data:`LONG_REQUEST_WOR
 question that gives the details of a job weighs as a task. The words are English; a
 request in another language counts only by its question mark and length.
 
+A person often pastes what they are looking at (an error, a log line, a command's
+output) and asks about it in a few words of their own. The form is read on those words
+(:func:`own_words`: the message without fenced blocks and lines that read as pasted
+output), so "``Exit Code: 137`` ... is 137 always an OOM kill?" is the quick question
+it is, however long the paste.
+
 Two more readings of form, both language-light:
 
 * :func:`brevity`: how short the whole message is, whatever its form. A request that
@@ -33,6 +39,7 @@ __all__ = [
     "asks",
     "brevity",
     "is_question",
+    "own_words",
     "quick_question",
     "request_words",
 ]
@@ -77,10 +84,15 @@ def request_words(text: str) -> int:
     return len(_WORD.findall(_CJK_RUN.sub(" ", text))) + cjk
 
 
+#: A short lead-in closed by a colon ("before I merge: does ...", "remind me: is ...").
+_COLON_LEAD = re.compile(r"^[^:\n?]{1,40}:\s+(?=\S)")
+
+
 def is_question(text: str) -> bool:
     """True when ``text`` asks something: a final question mark, or an English question
     opener. A polite request ("can you fix ...?", "please ...") is a task, not a question."""
     body = _LEAD_IN.sub("", text, count=1).lstrip()
+    body = _COLON_LEAD.sub("", body, count=1)
     if _POLITE_REQUEST.match(body) or _PLEASE.search(body):
         return False
     if _QUESTION_END.search(text):
@@ -94,11 +106,50 @@ def is_question(text: str) -> bool:
     return first in _OPENERS
 
 
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+#: A word of prose: letters (an apostrophe, a hyphen inside), maybe a closing mark.
+_PROSE_TOKEN = re.compile(r"^[(\"'“‘`]?[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*[`\"'”’)]?[.,;:!?]*$")
+_PROMPT = re.compile(r"^(?:\$|>>>|>|PS>|%|#)\s")
+#: Share of a line's tokens that must be prose words for the line to be the person's.
+PROSE_SHARE = 0.6
+
+
+def _is_prose(line: str) -> bool:
+    if not line.strip() or line[:1] in " \t" and line[:2] != " -":
+        return False  # blank, or indented: a paste (a stack frame, a YAML block)
+    if _PROMPT.match(line):
+        return False  # a shell or REPL line
+    tokens = line.split()
+    prose = sum(bool(_PROSE_TOKEN.match(t)) for t in tokens)
+    return prose >= PROSE_SHARE * len(tokens)
+
+
+def own_words(text: str) -> str:
+    """What the person says about a paste: with pasted material in ``text`` (fenced
+    blocks, indented lines, lines that are mostly not words: logs, tables, stack traces,
+    shell output), the prose lines after the last of it (else before the first);
+    ``text`` itself when nothing in it reads as pasted."""
+    if "\n" not in text and "```" not in text:
+        return text
+    lines = [line for line in _FENCE.sub("\n```\n", text).splitlines() if line.strip()]
+    prose = [_is_prose(line) and line.strip() != "```" for line in lines]
+    if all(prose):
+        return text
+    last = max(n for n, p in enumerate(prose) if not p)
+    after = [line for line, p in zip(lines[last + 1 :], prose[last + 1 :], strict=True) if p]
+    if after:
+        return "\n".join(after)
+    first = prose.index(False)
+    return "\n".join(lines[:first]) or text
+
+
 def quick_question(text: str) -> float:
-    """How much ``text`` is a quick question: 0 for anything else, up to 1 (see module)."""
-    if not is_question(text):
+    """How much ``text`` is a quick question: 0 for anything else, up to 1 (see module);
+    read on :func:`own_words` (a paste is what the question is about)."""
+    own = own_words(text)
+    if not is_question(own):
         return 0.0
-    return max(0.0, 1.0 - request_words(text) / LONG_REQUEST_WORDS)
+    return max(0.0, 1.0 - request_words(own) / LONG_REQUEST_WORDS)
 
 
 def brevity(text: str) -> float:

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, QueryEncoding
     from skillrt.routing.vector_cache import BuildProgress
     from skillrt.skills.model import Skill
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
     from skillrt.telemetry.stats import SkillStats
 
 __all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
@@ -77,6 +77,9 @@ class Router:
         surface: Default surface of a route (``cli``, ``library``, ``mcp``...).
         reranker: The second stage (default: token matching when the index has token
             states; see :mod:`skillrt.routing.rerank`).
+        reader: A reranker after it, on the whole request (default: the reader with
+            ``config.reader_weights`` when set and the index is semantic; see
+            :mod:`skillrt.routing.reader`).
     """
 
     def __init__(
@@ -90,6 +93,7 @@ class Router:
         routing_for: Callable[[str], tuple[str, RoutingConfig]] | None = None,
         surface: str = "library",
         reranker: Reranker | None = None,
+        reader: Reranker | None = None,
     ) -> None:
         self.index = index
         self.config = config or RoutingConfig()
@@ -104,6 +108,12 @@ class Router:
         self.reranker = reranker
         self._models: dict[int, ScoreModel] = {}
         self._backend_name = index.backend.name if index.backend is not None else None
+        weights = self.config.reader_weights
+        if reader is None and weights is not None and index.semantic is not None:
+            from skillrt.routing.reader import ReaderModel, ReaderReranker
+
+            reader = ReaderReranker(index, self._model(self.config), ReaderModel.load(weights))
+        self.reader = reader
         self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -191,7 +201,9 @@ class Router:
         index = self.index
         query = well_formed(query)  # a lone surrogate would crash the tokenizer
         full_query, query = query, query[:MAX_QUERY_CHARS]
-        directives = find_directives(query, index.resolve_key)
+        directives = find_directives(
+            query, index.resolve_key, resolve_variant=index.resolve_variant
+        )
         rows = None
         if candidates is not None:
             rows, unknown_names = index.rows_for(candidates)
@@ -239,6 +251,7 @@ class Router:
                 rerank_query=RerankQuery(text, vector, toks),
                 semantic=sem,
                 clause=n > 0,
+                reader=self.reader if n == 0 else None,
             )
             for n, (text, vector, toks, sem) in enumerate(
                 zip(texts, vectors, tokens, semantic, strict=True)
@@ -266,6 +279,7 @@ class Router:
             clause_ev,
             directives,
             clauses=clauses,
+            query=query,
             model=model,
             cfg=cfg,
             stats=self._stats([c.name for c in pool.members.values()], cfg),
@@ -286,6 +300,7 @@ class Router:
             candidates=tuple(c.scored() for c in decision.candidates),
             latency_ms=(time.perf_counter() - started) * 1000.0,
             config_id=config_id,
+            pointers=decision.outcome.pointers,
         )
 
     # -- internals -------------------------------------------------------------------
@@ -339,8 +354,8 @@ def _snapshot_at(
 ) -> tuple[Path, str] | None:
     """Where the index of these skills is saved, and its key (None: no snapshot, for a
     store that is not a local file, lexical-only routing or Level-1 routing)."""
-    path = getattr(store, "path", None)
-    if keys is None or not keys or backend is None or not isinstance(path, Path):
+    path = store.file if store is not None else None
+    if keys is None or not keys or backend is None or path is None:
         return None
     from skillrt.routing.fields import EMBED_RECIPE
     from skillrt.routing.index import FIELD_WEIGHTS

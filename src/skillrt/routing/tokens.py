@@ -161,6 +161,41 @@ class TokenIndex:
         )
         return out
 
+    def profile(
+        self, query_tokens: Matrix, skills: NDArray[np.int64], levels: Sequence[float]
+    ) -> NDArray[np.float32]:
+        """How each skill's texts meet the query's tokens, for a reader to weigh
+        (:mod:`skillrt.routing.reader`): per skill, the mean over query tokens of their
+        best cosine with any of its texts' tokens, the mean over its best text's tokens of
+        their best cosine with a query token, then the share of query tokens whose best
+        cosine reaches each of ``levels``. Shape ``(len(skills), 2 + len(levels))``."""
+        import numpy as np
+
+        out = np.zeros((len(skills), 2 + len(levels)), dtype=np.float32)
+        if not len(skills) or not len(query_tokens):
+            return out
+        wanted = skills.tolist()
+        self._load(wanted)
+        texts = [self._states[h] for i in wanted for h, _ in self._items[i]]
+        counts = np.asarray([len(self._items[i]) for i in wanted], dtype=np.int64)
+        lengths = np.asarray([len(t) for t, _ in texts], dtype=np.int64)
+        tokens = np.concatenate([t for t, _ in texts])
+        scale = np.concatenate([s for _, s in texts])
+        sims = np.einsum(
+            "qd,td->qt", np.asarray(query_tokens, dtype=np.float32), tokens.astype(np.float32)
+        )
+        sims *= scale
+        starts = np.cumsum(lengths) - lengths
+        per_text = np.maximum.reduceat(sims, starts, axis=1)  # (query tokens, texts)
+        first = np.cumsum(counts) - counts
+        best = np.maximum.reduceat(per_text, first, axis=1)  # (query tokens, skills)
+        out[:, 0] = best.mean(axis=0)
+        text_side = np.add.reduceat(sims.max(axis=0), starts) / lengths
+        out[:, 1] = np.maximum.reduceat(text_side, first)
+        for k, level in enumerate(levels):
+            out[:, 2 + k] = (best >= level).mean(axis=0)
+        return out
+
 
 def quantise(states: Matrix) -> tuple[NDArray[np.int8], NDArray[np.float32]]:
     """int8 rows and a scale each: a quarter of float32's memory, and widening int8 is

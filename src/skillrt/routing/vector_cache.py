@@ -1,7 +1,7 @@
 """Skill vectors cached by (model_id, text hash), so an unchanged skill is never re-embedded.
 
-Two layers: a dict in memory for the life of the process, and the SQLite store's
-``embedding_cache`` table (migration 2) across processes. The store is an optimisation
+Two layers: a dict in memory for the life of the process, and the store's
+:attr:`~skillrt.store.base.Store.embedding_cache` across processes. The store is an optimisation
 only: when it is locked, read-only or broken, lookups miss and writes are skipped with
 a :class:`VectorCacheWarning`; callers always get their vectors.
 """
@@ -9,22 +9,19 @@ a :class:`VectorCacheWarning`; callers always get their vectors.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from skillrt.errors import StoreError
 
 if TYPE_CHECKING:
     from skillrt.routing.embeddings.base import EmbeddingBackend, Matrix
-    from skillrt.store.sqlite import Store
+    from skillrt.store.base import Store
 
 __all__ = ["VectorCache", "VectorCacheWarning", "text_hash"]
 
-#: SQLite allows 999 host parameters in old builds; stay well below it.
-LOOKUP_CHUNK = 500
 EMBED_BATCH = 256
 
 
@@ -182,8 +179,14 @@ class VectorCache:
         return fresh
 
     def _load(self, key: str, dim: int, hashes: list[str]) -> dict[str, Matrix]:
+        assert self.store is not None
         found: dict[str, Matrix] = {}
-        for text_hash_, row_dim, blob in self._select("text_hash, dim, vector", key, hashes):
+        try:
+            rows = self.store.embedding_cache.get(key, hashes)
+        except StoreError as exc:
+            _warn(f"cannot read cached {self.what} ({exc}); embedding them again", stacklevel=3)
+            return found
+        for text_hash_, row_dim, blob in rows:
             array = self._decode(blob, dim) if row_dim == dim else None
             if array is not None:
                 found[text_hash_] = array
@@ -191,40 +194,24 @@ class VectorCache:
 
     def _present(self, key: str, dim: int, hashes: list[str]) -> set[str]:
         """Which of ``hashes`` the store has a row of the right width for."""
-        return {h for h, row_dim in self._select("text_hash, dim", key, hashes) if row_dim == dim}
-
-    def _select(self, columns: str, key: str, hashes: list[str]) -> list[tuple[Any, ...]]:
-        """``columns`` of the store's rows for ``hashes`` (none, with a warning, on error)."""
         assert self.store is not None
-        out: list[tuple[Any, ...]] = []
         try:
-            conn = self.store.connection()
-            for start in range(0, len(hashes), LOOKUP_CHUNK):
-                chunk = hashes[start : start + LOOKUP_CHUNK]
-                out += conn.execute(
-                    f"SELECT {columns} FROM embedding_cache "
-                    f"WHERE model_id = ? AND text_hash IN ({', '.join('?' * len(chunk))})",
-                    (key, *chunk),
-                ).fetchall()
-        except (sqlite3.Error, StoreError) as exc:
-            _warn(f"cannot read cached {self.what} ({exc}); embedding them again")
-            return []
-        return out
+            rows = self.store.embedding_cache.dims(key, hashes)
+        except StoreError as exc:
+            _warn(f"cannot read cached {self.what} ({exc}); embedding them again", stacklevel=3)
+            return set()
+        return {h for h, row_dim in rows if row_dim == dim}
 
     def _save(self, key: str, dim: int, fresh: dict[str, Matrix]) -> None:
         assert self.store is not None
-        now = time.time()
-        rows = [(key, h, dim, self._encode(v), now) for h, v in fresh.items()]
+        rows = [(h, dim, self._encode(v)) for h, v in fresh.items()]
         try:
-            with self.store.transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embedding_cache"
-                    "(model_id, text_hash, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
-                    rows,
-                )
-        except (sqlite3.Error, StoreError) as exc:
+            self.store.embedding_cache.put(key, rows, at=time.time())
+        except StoreError as exc:
             _warn(f"cannot save {len(rows)} {self.what} to the state store ({exc}); continuing")
 
 
-def _warn(message: str) -> None:
-    warnings.warn(message, VectorCacheWarning, stacklevel=4)
+def _warn(message: str, stacklevel: int = 4) -> None:
+    """Warn, pointing at the line of a public :class:`VectorCache` method that led to
+    the store."""
+    warnings.warn(message, VectorCacheWarning, stacklevel=stacklevel)

@@ -72,17 +72,14 @@ class IndexCache:
         if self.store is None:
             return
         try:
-            rows = self.store.connection().execute(
-                "SELECT path, mtime_ns, size, record FROM index_cache WHERE parser_version = ?",
-                (PARSER_VERSION,),
-            )
-            texts = self._texts
-            for path, mtime_ns, size, record in rows:
-                self._rows[path] = (mtime_ns, size, len(texts))
-                texts.append(record)
+            rows = self.store.skill_index_cache.rows(PARSER_VERSION)
         except StoreError as exc:
             self._problem(f"index cache unavailable, parsing every skill: {exc}")
-            self._rows = {}
+            return
+        texts = self._texts
+        for path, mtime_ns, size, record in rows:
+            self._rows[path] = (mtime_ns, size, len(texts))
+            texts.append(record)
 
     def _problem(self, message: str) -> None:
         log.warning("%s", message)
@@ -175,19 +172,11 @@ class IndexCache:
         self._pending.clear()
         # Rows this walk did not reach may belong to other roots: drop only those whose
         # file is gone. A warm walk reaches every row, so this costs nothing then.
-        gone = [(p,) for p in self._rows if p not in self._seen and not os.path.exists(p)]
+        gone = [p for p in self._rows if p not in self._seen and not os.path.exists(p)]
         if not rows and not gone:
             return
         try:
-            with self.store.transaction() as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO index_cache"
-                    "(path, mtime_ns, size, content_hash, parser_version, record)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    rows,
-                )
-                if gone:
-                    conn.executemany("DELETE FROM index_cache WHERE path = ?", gone)
+            self.store.skill_index_cache.update(rows, gone)
         except StoreError as exc:
             self._problem(f"could not update the index cache: {exc}")
 

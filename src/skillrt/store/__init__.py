@@ -1,33 +1,31 @@
-"""The state store: one interface (:class:`Store`), SQLite or PostgreSQL behind it."""
+"""The state store: one handle (:class:`Store`) with domain interfaces, SQLite or
+PostgreSQL behind it (chosen by :mod:`skillrt.store.backends`).
+
+The names below are imported on first use: checking a ``--state`` URL (the prompt
+hook) loads :mod:`skillrt.store.backends` alone.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from skillrt.store.base import MEMORY, Store, is_postgres_url, open_location
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from skillrt.config import RuntimeConfig
+    from skillrt.store.backends import open_location, open_store
+    from skillrt.store.base import MEMORY, Store
 
-__all__ = ["MEMORY", "Store", "is_postgres_url", "open_location", "open_store"]
+__all__ = ["MEMORY", "Store", "open_location", "open_store"]
 
 
-def open_store(config: RuntimeConfig, *, persist: bool = True) -> Store:
-    """The store ``config`` names: ``state.url`` (PostgreSQL, with this machine's caches
-    in ``<state_dir>/cache.db``), else ``<state_dir>/state.db``; ``persist=False`` gives
-    an in-memory SQLite store."""
-    if not persist:
-        return open_location(MEMORY)
-    state = config.state
-    if state.url:
-        from skillrt.store.postgres import PostgresStore
+def __getattr__(name: str) -> Any:
+    if name in ("MEMORY", "Store"):
+        from skillrt.store import base
 
-        return PostgresStore(
-            state.url,
-            schema=state.schema,
-            cache_path=config.cache_db,
-            pool_size=state.pool_size,
-            retry_s=state.retry_s,
-            connect_timeout_s=state.connect_timeout_s,
-        )
-    return open_location(config.state_db)
+        value = getattr(base, name)
+    elif name in ("open_location", "open_store"):
+        from skillrt.store import backends
+
+        value = getattr(backends, name)
+    else:
+        raise AttributeError(f"module 'skillrt.store' has no attribute {name!r}")
+    globals()[name] = value
+    return value

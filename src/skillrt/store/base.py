@@ -1,151 +1,86 @@
-"""The state store interface: one API over SQLite (embedded) and PostgreSQL (shared).
+"""The state store: one handle (:class:`Store`) on skillrt's state, whatever keeps it.
 
-Every area of skillrt keeps its own queries, written once in the SQL both databases
-accept (``?`` placeholders, ``INSERT ... ON CONFLICT``, ``RETURNING``), and runs them
-through a :class:`Connection` from :meth:`Store.connection` (single statements) or
-:meth:`Store.transaction` (all or nothing). Where the dialects differ the connection
-says how (:class:`Dialect`): a row lock, the database clock. Driver errors arrive as
-:class:`~skillrt.errors.StoreError` subclasses, so no caller imports a driver.
+A store offers small domain interfaces, one per kind of state, named after what is
+done with it, never after SQL (as openai-agents' ``Session``)::
 
-``Store(location)`` opens the backend the location names: a ``postgresql://`` URL
-gives a :class:`~skillrt.store.postgres.PostgresStore`, anything else a SQLite file
-(:class:`~skillrt.store.sqlite.SqliteStore`).
+    store.routes             RouteLog         route events (T1) and their outcome
+    store.stats              SkillStatsTable  per-skill counters (T2)
+    store.feedback           FeedbackLog      the right answers recorded for routes
+    store.executions         ExecutionLog     runner calls and state-machine moves
+    store.repairs            RepairLog        repair attempts and their patches
+    store.workflows          WorkflowRuns     workflow runs, steps, phases, transitions
+    store.learnings          LearningsTable   domain learnings of a shared store
+    store.enable_state       EnableState      which skills are disabled
+    store.field_cache        FieldCache       \\
+    store.embedding_cache    EmbeddingCache    } this machine's derived caches
+    store.skill_index_cache  SkillIndexCache  /   (used on :attr:`Store.local`)
+
+Each interface is an ABC in its own module of this package (``store/routes.py``, ...)
+with the records it takes and returns. The SQLite and PostgreSQL backends implement
+all of them with one set of SQL (:mod:`skillrt.store.sql`); no module outside
+``store/`` holds SQL. Which backend a location names is decided in one place, the
+scheme map of :mod:`skillrt.store.backends`: ``Store(location)`` and
+:func:`~skillrt.store.backends.open_location` ask it.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from skillrt.store.patience import patience, patience_deadline, store_wait
 
+if TYPE_CHECKING:
+    from skillrt.store.caches import EmbeddingCache, FieldCache, SkillIndexCache
+    from skillrt.store.executions import ExecutionLog
+    from skillrt.store.feedback import FeedbackLog
+    from skillrt.store.learnings import LearningsTable
+    from skillrt.store.repairs import RepairLog
+    from skillrt.store.routes import RouteLog
+    from skillrt.store.skill_state import EnableState
+    from skillrt.store.stats import SkillStatsTable
+    from skillrt.store.workflows import WorkflowRuns
+
 __all__ = [
     "MEMORY",
-    "POSTGRESQL",
-    "SQLITE",
-    "Connection",
-    "Cursor",
-    "Dialect",
+    "StateSettings",
     "Store",
-    "backend",
-    "check_location",
-    "is_postgres_url",
-    "open_location",
     "patience",
     "patience_deadline",
     "store_wait",
-    "url_scheme",
 ]
 
 MEMORY = ":memory:"
-_PG_SCHEMES = ("postgresql://", "postgres://")
 
 
-def is_postgres_url(location: object) -> bool:
-    """Whether ``location`` names a PostgreSQL database rather than a SQLite file."""
-    return isinstance(location, str) and location.lower().startswith(_PG_SCHEMES)
-
-
-def url_scheme(location: object) -> str | None:
-    """The scheme of a location written as a URL (``mysql`` for ``mysql://x/y``), or
-    None for a path. Only ``postgresql://`` (and ``postgres://``) URLs name a store."""
-    if not isinstance(location, str):
-        return None
-    scheme, sep, _ = location.partition("://")
-    if sep and scheme and scheme[0].isalpha() and all(c.isalnum() or c in "+.-" for c in scheme):
-        return scheme
-    return None
-
-
-def check_location(location: Path | str) -> None:
-    """Refuse a URL that names no store skillrt has (a folder named ``mysql:`` is never
-    what was meant): ``StoreMisconfigured``."""
-    scheme = url_scheme(location)
-    if scheme is not None and not is_postgres_url(location):
-        from skillrt.errors import StoreMisconfigured
-
-        raise StoreMisconfigured(
-            f"unknown state store URL scheme {scheme!r}: use postgresql://... for a "
-            "shared store, or a folder for SQLite",
-            retryable=False,
-        )
-
-
-@dataclass(frozen=True)
-class Dialect:
-    """What differs between the two databases, as SQL fragments."""
-
-    name: str
-    #: Appended to a ``SELECT`` whose rows the transaction will update: PostgreSQL locks
-    #: them; SQLite needs nothing (a write transaction holds the whole database).
-    for_update: str
-    #: The database's clock in Unix seconds: one clock for every host sharing the store.
-    now: str
-
-
-SQLITE = Dialect("sqlite", "", "((julianday('now') - 2440587.5) * 86400.0)")
-POSTGRESQL = Dialect(
-    "postgresql", " FOR UPDATE", "(EXTRACT(EPOCH FROM clock_timestamp())::double precision)"
-)
-
-
-class Cursor(Protocol):
-    """The part of a DB-API cursor skillrt uses. Rows read by index and by column name."""
+class StateSettings(Protocol):
+    """What a server store is opened with (``state:`` in skillrt.yaml): a file store
+    needs none of it."""
 
     @property
-    def rowcount(self) -> int: ...
+    def schema(self) -> str | None: ...
 
-    def fetchone(self) -> Any: ...
+    @property
+    def pool_size(self) -> int: ...
 
-    def fetchall(self) -> list[Any]: ...
+    @property
+    def retry_s(self) -> float: ...
 
-    def __iter__(self) -> Iterator[Any]: ...
-
-
-class Connection(ABC):
-    """A connection taking ``?`` placeholders; driver errors raise ``StoreError``."""
-
-    dialect: ClassVar[Dialect]
-
-    @abstractmethod
-    def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
-        """Run one statement."""
-
-    @abstractmethod
-    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run one statement per parameter row."""
-
-
-def backend(location: Path | str) -> type[Store]:
-    """The store class for ``location``: PostgreSQL for a URL, else SQLite (another
-    URL is refused: ``StoreMisconfigured``)."""
-    check_location(location)
-    if is_postgres_url(location):
-        from skillrt.store.postgres import PostgresStore
-
-        return PostgresStore
-    from skillrt.store.sqlite import SqliteStore
-
-    return SqliteStore
-
-
-def open_location(location: Path | str, **options: Any) -> Store:
-    """``Store(location, **options)``, typed as the concrete class it returns."""
-    return backend(location)(location, **options)
+    @property
+    def connect_timeout_s(self) -> float: ...
 
 
 class Store(ABC):
-    """A handle on skillrt's state: enable state, stats, events, runs.
+    """A handle on skillrt's state: enable state, stats, events, runs, caches.
 
     Implementations open connections lazily and migrate the schema on first use; a
     schema newer than this skillrt is refused (``StoreSchemaTooNew``), never written.
+    ``Store(location, **options)`` opens the backend the location names.
     """
 
-    dialect: ClassVar[Dialect]
+    #: The backend's name, as ``skillrt state info`` shows it.
+    backend: ClassVar[str]
     #: Route events go through a background writer (a write costs a network round
     #: trip); an embedded store writes them in the request, where it costs microseconds.
     background_writes: ClassVar[bool] = False
@@ -156,8 +91,19 @@ class Store(ABC):
 
     def __new__(cls, location: Path | str = MEMORY, *args: Any, **options: Any) -> Store:
         if cls is Store:
-            cls = backend(location)
+            from skillrt.store.backends import backend_for
+
+            cls = backend_for(location)
         return super().__new__(cls)
+
+    @classmethod
+    @abstractmethod
+    def from_settings(
+        cls, location: Path | str, settings: StateSettings, *, cache_path: Path | None
+    ) -> Store:
+        """The store at ``location`` opened as ``settings`` say (a server's schema, pool
+        and timeouts); ``cache_path``: where a server store keeps this machine's caches
+        (:attr:`local`)."""
 
     @property
     @abstractmethod
@@ -170,6 +116,12 @@ class Store(ABC):
         attempt failed moments ago): a caller that may skip the store skips it. An
         embedded store never is."""
         return False
+
+    @property
+    def file(self) -> Path | None:
+        """The file on this machine that holds this store's state (None: in memory, or
+        on a server); files beside it (the outbox, saved indexes) belong to it."""
+        return None
 
     @property
     def is_memory(self) -> bool:
@@ -185,21 +137,12 @@ class Store(ABC):
         return self
 
     @abstractmethod
-    def connection(self) -> Connection:
-        """A connection for single statements (each commits on its own)."""
-
-    @abstractmethod
-    def transaction(self, *, sync: bool | None = None) -> AbstractContextManager[Connection]:
-        """A block that commits all of its statements, or none of them.
-
-        ``sync``: True waits until the commit is on disk (survives power loss); False
-        lets the commit return before that (survives a killed process, not an OS
-        crash); None keeps the store's default.
-        """
-
-    @abstractmethod
     def schema_version(self) -> int:
         """The migration the database is at."""
+
+    @abstractmethod
+    def table_counts(self) -> dict[str, int]:
+        """Rows of each kind of shared state (``skillrt state info``)."""
 
     @abstractmethod
     def reopen(self, *, busy_timeout_ms: int | None = None, read_only: bool | None = None) -> Store:
@@ -214,3 +157,59 @@ class Store(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- the domain interfaces -----------------------------------------------------------
+    @property
+    @abstractmethod
+    def routes(self) -> RouteLog:
+        """Route events (T1) and their outcome."""
+
+    @property
+    @abstractmethod
+    def stats(self) -> SkillStatsTable:
+        """Per-skill counters (T2)."""
+
+    @property
+    @abstractmethod
+    def feedback(self) -> FeedbackLog:
+        """The right answers recorded for routes."""
+
+    @property
+    @abstractmethod
+    def executions(self) -> ExecutionLog:
+        """Runner calls and the moves of the fallback and repair state machines."""
+
+    @property
+    @abstractmethod
+    def repairs(self) -> RepairLog:
+        """Repair attempts and the patches they applied."""
+
+    @property
+    @abstractmethod
+    def workflows(self) -> WorkflowRuns:
+        """Workflow runs with their steps, phases and transitions."""
+
+    @property
+    @abstractmethod
+    def learnings(self) -> LearningsTable:
+        """Domain learnings kept in the store (a shared store's)."""
+
+    @property
+    @abstractmethod
+    def enable_state(self) -> EnableState:
+        """Which skills are disabled."""
+
+    @property
+    @abstractmethod
+    def field_cache(self) -> FieldCache:
+        """Each skill's routing fields, by content key."""
+
+    @property
+    @abstractmethod
+    def embedding_cache(self) -> EmbeddingCache:
+        """Vectors (and other per-text arrays) by model and text hash."""
+
+    @property
+    @abstractmethod
+    def skill_index_cache(self) -> SkillIndexCache:
+        """Parsed SKILL.md records by file path."""

@@ -15,33 +15,18 @@ source first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from skillrt.errors import StoreError, StoreNotEmpty
-from skillrt.store.base import Connection, Store
+from skillrt.errors import StoreError, StoreMisconfigured, StoreNotEmpty
+from skillrt.store.base import Store
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import Connection, missing_table
+from skillrt.store.sql.tables import COPIED_TABLES, table_counts
 
 __all__ = ["COPIED_TABLES", "MigrationReport", "TableCount", "copy_state", "table_counts"]
 
-#: In dependency order (a run before its steps).
-COPIED_TABLES = (
-    "skill_state",
-    "skill_stats",
-    "route_events",
-    "route_feedback",
-    "routing_configs",
-    "executions",
-    "fsm_transitions",
-    "repair_attempts",
-    "patches",
-    "workflow_runs",
-    "workflow_steps",
-    "workflow_phases",
-    "workflow_transitions",
-    "learnings",
-)
 #: Tables whose integer key comes from a sequence on PostgreSQL (moved past copied ids).
 _IDENTITY = {"fsm_transitions": "id", "learnings": "id"}
 _BATCH = 1000
@@ -97,23 +82,13 @@ class MigrationReport:
         }
 
 
-def table_counts(store: Store, tables: Sequence[str] = COPIED_TABLES) -> dict[str, int]:
-    """Rows per table (0 for a table an older schema does not have)."""
-    conn = store.connection()
-    out = {}
-    for t in tables:
-        try:
-            out[t] = int(conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
-        except StoreError as exc:
-            if not _missing_table(exc):
-                raise
-            out[t] = 0
-    return out
-
-
-def _missing_table(exc: StoreError) -> bool:
-    text = str(exc)
-    return "no such table" in text or "does not exist" in text
+def _sql(store: Store) -> SqlStore:
+    if not isinstance(store, SqlStore):
+        raise StoreMisconfigured(
+            f"state migrate copies between SQL stores; {store.location} is a {store.backend} store",
+            retryable=False,
+        )
+    return store
 
 
 def copy_state(
@@ -124,6 +99,7 @@ def copy_state(
     ``learnings_dir``: ``<domain>.md`` files to import when the source keeps its
     learnings in files (an embedded store).
     """
+    source, target = _sql(source), _sql(target)
     busy = {t: n for t, n in table_counts(target).items() if n}
     if busy:
         raise StoreNotEmpty(
@@ -141,13 +117,10 @@ def copy_state(
             _copy_table(source, conn, table)
         if lessons:
             _import_file_lessons(conn, lessons, expected)
-        if target.dialect.name == "postgresql":
+        if target.dialect.move_identity:
             for table, column in _IDENTITY.items():
-                conn.execute(
-                    f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                    f"COALESCE((SELECT MAX({column}) FROM {table}), 0) + 1, false)"
-                )
-    fresh = target.reopen()
+                conn.execute(target.dialect.move_identity.format(table=table, column=column))
+    fresh = _sql(target.reopen())
     try:
         after = table_counts(fresh)
     finally:
@@ -164,14 +137,14 @@ def _columns(conn: Connection, table: str) -> list[str]:
     try:
         cur = conn.execute(f"SELECT * FROM {table} WHERE 1 = 0")
     except StoreError as exc:
-        if _missing_table(exc):
+        if missing_table(exc):
             return []  # an older source: nothing of that kind to copy
         raise
     desc: Any = getattr(cur, "description", None)
     return [d[0] for d in desc] if desc else []
 
 
-def _copy_table(source: Store, conn: Connection, table: str) -> None:
+def _copy_table(source: SqlStore, conn: Connection, table: str) -> None:
     src = source.connection()
     wanted = _columns(conn, table)
     have = set(_columns(src, table))

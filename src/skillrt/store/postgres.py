@@ -43,17 +43,12 @@ from skillrt.errors import (
     StoreSchemaTooNew,
     StoreUnavailable,
 )
-from skillrt.store.base import (
-    MEMORY,
-    POSTGRESQL,
-    Connection,
-    Cursor,
-    Dialect,
-    Store,
-    store_wait,
-)
+from skillrt.store.base import MEMORY, StateSettings, Store
+from skillrt.store.patience import store_wait
 from skillrt.store.pgpool import ConnectionPool, bounded, driver, too_late
 from skillrt.store.schema import MIGRATIONS, latest_version, statements
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import POSTGRESQL, Connection, Cursor, Dialect
 
 if TYPE_CHECKING:
     from skillrt.store.sqlite import SqliteStore
@@ -216,7 +211,7 @@ class _AutoConnection(Connection):
             conn.executemany(sql, rows)
 
 
-class PostgresStore(Store):
+class PostgresStore(SqlStore):
     """The state in a PostgreSQL database (optionally in its own ``schema``).
 
     Args:
@@ -233,6 +228,7 @@ class PostgresStore(Store):
             answer (libpq counts whole seconds, at least 2).
     """
 
+    backend: ClassVar[str] = "postgresql"
     dialect: ClassVar[Dialect] = POSTGRESQL
     background_writes: ClassVar[bool] = True
     shared: ClassVar[bool] = True
@@ -264,6 +260,19 @@ class PostgresStore(Store):
         self._unreached_error: tuple[float, StoreUnavailable] | None = None
         self._migrated = False
         self._local_store: SqliteStore | None = None
+
+    @classmethod
+    def from_settings(
+        cls, location: Path | str, settings: StateSettings, *, cache_path: Path | None
+    ) -> PostgresStore:
+        return cls(
+            str(location),
+            schema=settings.schema,
+            cache_path=cache_path,
+            pool_size=settings.pool_size,
+            retry_s=settings.retry_s,
+            connect_timeout_s=settings.connect_timeout_s,
+        )
 
     # -- identity --------------------------------------------------------------------
     @property

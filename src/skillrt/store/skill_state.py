@@ -1,22 +1,41 @@
-"""Persisted enable/disable state of skills (S6, seed 004 §3.4)."""
+"""Persisted enable/disable state of skills (S6, seed 004 §3.4): :class:`EnableState`."""
 
 from __future__ import annotations
 
 import time
+from abc import ABC, abstractmethod
+from typing import Protocol
 
-from skillrt.store.base import Store
-
-
-def disabled_names(store: Store) -> frozenset[str]:
-    rows = store.connection().execute("SELECT name FROM skill_state WHERE enabled = 0")
-    return frozenset(str(r["name"]) for r in rows)
+__all__ = ["EnableState", "disabled_names", "set_enabled"]
 
 
-def set_enabled(store: Store, name: str, enabled: bool) -> None:
-    with store.transaction() as conn:
-        conn.execute(
-            "INSERT INTO skill_state(name, enabled, updated_at) VALUES (?, ?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET enabled = excluded.enabled, "
-            "updated_at = excluded.updated_at",
-            (name, 1 if enabled else 0, time.time()),
-        )
+class EnableState(ABC):
+    """Which skills are disabled, by qualified name (a skill never set is enabled)."""
+
+    @abstractmethod
+    def disabled(self) -> frozenset[str]:
+        """The names of the disabled skills."""
+
+    @abstractmethod
+    def set(self, name: str, enabled: bool, *, at: float) -> None:
+        """Enable or disable ``name``."""
+
+    @abstractmethod
+    def token(self) -> str:
+        """A short string that changes whenever any skill is enabled or disabled (hot
+        reload polls it)."""
+
+
+class _Store(Protocol):
+    """A :class:`~skillrt.store.base.Store`, as far as these helpers use it."""
+
+    @property
+    def enable_state(self) -> EnableState: ...
+
+
+def disabled_names(store: _Store) -> frozenset[str]:
+    return store.enable_state.disabled()
+
+
+def set_enabled(store: _Store, name: str, enabled: bool) -> None:
+    store.enable_state.set(name, enabled, at=time.time())

@@ -17,12 +17,48 @@ from typing import Any, ClassVar
 
 from skillrt.errors import StoreConflict, StoreError, StoreSchemaTooNew, StoreUnavailable
 from skillrt.statedir import make_state_dir
-from skillrt.store.base import MEMORY, SQLITE, Connection, Cursor, Dialect, Store
+from skillrt.store.base import MEMORY, StateSettings, Store
 from skillrt.store.schema import latest_version, statements
+from skillrt.store.sql.base import SqlStore
+from skillrt.store.sql.connection import SQLITE, Connection, Cursor, Dialect
 
 __all__ = ["MEMORY", "SqliteConnection", "SqliteStore", "Store"]
 
 DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+
+class _SqliteCursor:
+    """A ``sqlite3`` cursor whose errors, also those met while fetching rows, are
+    ``StoreError``s."""
+
+    __slots__ = ("_cur", "_location")
+
+    def __init__(self, cur: sqlite3.Cursor, location: str) -> None:
+        self._cur = cur
+        self._location = location
+
+    @property
+    def rowcount(self) -> int:
+        return self._cur.rowcount
+
+    @property
+    def description(self) -> Any:
+        return self._cur.description
+
+    def fetchone(self) -> Any:
+        try:
+            return self._cur.fetchone()
+        except sqlite3.Error as exc:
+            raise _error(exc, self._location) from exc
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return self._cur.fetchall()
+        except sqlite3.Error as exc:
+            raise _error(exc, self._location) from exc
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fetchall())
 
 
 class SqliteConnection(Connection):
@@ -37,7 +73,7 @@ class SqliteConnection(Connection):
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Cursor:
         try:
-            return self.raw.execute(sql, params)
+            return _SqliteCursor(self.raw.execute(sql, params), self.location)
         except sqlite3.Error as exc:
             raise _error(exc, self.location) from exc
 
@@ -80,9 +116,10 @@ def _wal(conn: sqlite3.Connection, timeout_ms: int) -> None:
         delay = min(delay * 2, 0.05)
 
 
-class SqliteStore(Store):
+class SqliteStore(SqlStore):
     """The state database in one SQLite file (or ``:memory:``)."""
 
+    backend: ClassVar[str] = "sqlite"
     dialect: ClassVar[Dialect] = SQLITE
 
     def __init__(
@@ -91,18 +128,44 @@ class SqliteStore(Store):
         *,
         busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
         read_only: bool = False,
+        cache_path: Path | None = None,
     ) -> None:
         self.path = path if path == MEMORY else Path(path)
         self.busy_timeout_ms = busy_timeout_ms
         self.read_only = read_only
+        #: Where the derived caches live when not in this file (``cache_dir``: one
+        #: cache every project shares); None: in this file.
+        self.cache_path = cache_path if cache_path != self.path else None
+        self._cache_store: SqliteStore | None = None
         self._local = threading.local()
         self._migrated = False
         self._migrate_lock = threading.Lock()
         self._shared: SqliteConnection | None = None  # the one connection of a :memory: db
 
+    @classmethod
+    def from_settings(
+        cls, location: Path | str, settings: StateSettings, *, cache_path: Path | None
+    ) -> SqliteStore:
+        """The file at ``location`` (a server's settings do not apply); the caches in
+        the same file, or in ``cache_path`` when given (``cache_dir``)."""
+        return cls(location, cache_path=cache_path)
+
+    @property
+    def local(self) -> Store:
+        """The derived caches' store: this one, or the file ``cache_path`` names."""
+        if self.cache_path is None or self.path == MEMORY:
+            return self
+        if self._cache_store is None:
+            self._cache_store = SqliteStore(self.cache_path, busy_timeout_ms=self.busy_timeout_ms)
+        return self._cache_store
+
     @property
     def location(self) -> str:
         return str(self.path)
+
+    @property
+    def file(self) -> Path | None:
+        return self.path if isinstance(self.path, Path) else None
 
     @property
     def is_memory(self) -> bool:
@@ -230,6 +293,8 @@ class SqliteStore(Store):
         )
 
     def close(self) -> None:
+        if self._cache_store is not None:
+            self._cache_store.close()
         conn: SqliteConnection | None = getattr(self._local, "conn", None)
         if conn is not None:
             conn.raw.close()

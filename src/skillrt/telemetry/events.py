@@ -20,19 +20,17 @@ and only the events it inserts are counted in the skill stats.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
-from skillrt.telemetry.stats import add_route_counts
+from skillrt.store.routes import RouteEvent
 
 if TYPE_CHECKING:
     from skillrt.routing.plan import RouteResult
-    from skillrt.store.base import Connection, Store
+    from skillrt.store.base import Store
 
 __all__ = [
     "RouteEvent",
@@ -53,30 +51,6 @@ EXECUTION_RESULTS = ("pending", "success", "retryable_failure", "fatal_failure",
 
 class TelemetryWarning(RuntimeWarning):
     """A route event or stats update could not be written; the route itself is unaffected."""
-
-
-@dataclass(frozen=True)
-class RouteEvent:
-    """One row of ``route_events``."""
-
-    route_id: str
-    ts: float
-    surface: str
-    config_id: str
-    query_hash: str
-    query_chars: int
-    query_text: str | None
-    query_type: str
-    candidate_count: int
-    selected_skills: tuple[str, ...]
-    score_breakdown: dict[str, dict[str, Any]]
-    routing_reason: str
-    latency_ms: float
-    tokens_in: int | None = None
-    tokens_out: int | None = None
-    execution_result: str = "pending"
-    fallback_used: bool = False
-    model_id: str | None = None
 
 
 def query_type(result: RouteResult) -> str:
@@ -173,39 +147,6 @@ def record_route(
     return event
 
 
-_EVENT_COLUMNS = (
-    "route_id, ts, surface, config_id, query_hash, query_chars, query_text, query_type, "
-    "candidate_count, selected_skills, score_breakdown, routing_reason, latency_ms, "
-    "tokens_in, tokens_out, execution_result, fallback_used, model_id"
-)
-_EVENT_PARAMS = "(" + ", ".join("?" * 18) + ")"
-#: Events per INSERT statement (18 parameters each; SQLite allows 32766 per statement).
-_INSERT_CHUNK = 50
-
-
-def _event_row(event: RouteEvent) -> tuple[Any, ...]:
-    return (
-        event.route_id,
-        event.ts,
-        event.surface,
-        event.config_id,
-        event.query_hash,
-        event.query_chars,
-        event.query_text,
-        event.query_type,
-        event.candidate_count,
-        json.dumps(list(event.selected_skills), ensure_ascii=False),
-        json.dumps(event.score_breakdown, ensure_ascii=False),
-        event.routing_reason,
-        event.latency_ms,
-        event.tokens_in,
-        event.tokens_out,
-        event.execution_result,
-        int(event.fallback_used),
-        event.model_id,
-    )
-
-
 def write_route_events(
     store: Store,
     items: Sequence[tuple[RouteEvent, Sequence[str]]],
@@ -216,38 +157,7 @@ def write_route_events(
 
     Raises ``StoreError`` (nothing is written then).
     """
-    if not items:
-        return 0
-    with store.transaction(sync=False) as conn:
-        inserted = _insert_events(conn, [event for event, _ in items])
-        if update_stats and inserted:
-            counts: dict[str, tuple[int, int]] = {}
-            last = 0.0
-            for event, candidates in items:
-                if event.route_id not in inserted:
-                    continue
-                last = max(last, event.ts)
-                chosen = set(event.selected_skills)
-                for name in dict.fromkeys([*candidates, *event.selected_skills]):
-                    r, s = counts.get(name, (0, 0))
-                    counts[name] = (r + 1, s + int(name in chosen))
-            add_route_counts(conn, counts, last)
-    return len(inserted)
-
-
-def _insert_events(conn: Connection, events: Sequence[RouteEvent]) -> set[str]:
-    inserted: set[str] = set()
-    for start in range(0, len(events), _INSERT_CHUNK):
-        chunk = events[start : start + _INSERT_CHUNK]
-        params = [value for event in chunk for value in _event_row(event)]
-        rows = conn.execute(
-            f"INSERT INTO route_events({_EVENT_COLUMNS}) VALUES "
-            + ", ".join([_EVENT_PARAMS] * len(chunk))
-            + " ON CONFLICT(route_id) DO NOTHING RETURNING route_id",
-            params,
-        ).fetchall()
-        inserted.update(str(r[0]) for r in rows)
-    return inserted
+    return store.routes.write(items, update_stats=update_stats)
 
 
 def record_route_outcome(
@@ -266,20 +176,13 @@ def record_route_outcome(
             f"got {execution_result!r}"
         )
     try:
-        with store.transaction(sync=False) as conn:
-            cur = conn.execute(
-                "UPDATE route_events SET execution_result = ?, "
-                "tokens_in = COALESCE(?, tokens_in), tokens_out = COALESCE(?, tokens_out), "
-                "fallback_used = COALESCE(?, fallback_used) WHERE route_id = ?",
-                (
-                    execution_result,
-                    tokens_in,
-                    tokens_out,
-                    None if fallback_used is None else int(fallback_used),
-                    route_id,
-                ),
-            )
-            return cur.rowcount > 0
+        return store.routes.set_outcome(
+            route_id,
+            execution_result=execution_result,
+            tokens_in=tokens_in,
+            tokens_out=tokens_out,
+            fallback_used=fallback_used,
+        )
     except (StoreError, OSError) as exc:
         _warn(f"outcome of route {route_id} was not recorded: {exc}")
         return False
@@ -287,25 +190,7 @@ def record_route_outcome(
 
 def list_route_events(store: Store, *, limit: int = 100) -> list[RouteEvent]:
     """The latest route events, newest first."""
-    rows = (
-        store.connection()
-        .execute(
-            "SELECT route_id, ts, surface, config_id, query_hash, query_chars, query_text, "
-            "query_type, candidate_count, selected_skills, score_breakdown, routing_reason, "
-            "latency_ms, tokens_in, tokens_out, execution_result, fallback_used, model_id "
-            "FROM route_events ORDER BY ts DESC LIMIT ?",
-            (limit,),
-        )
-        .fetchall()
-    )
-    out = []
-    for r in rows:
-        values = list(r)
-        values[9] = tuple(json.loads(values[9]))
-        values[10] = json.loads(values[10])
-        values[16] = bool(values[16])
-        out.append(RouteEvent(*values))
-    return out
+    return store.routes.latest(limit)
 
 
 def _warn(message: str) -> None:

@@ -47,10 +47,10 @@ Item = tuple["RouteEvent", Sequence[str]]
 def outbox_for(store: Store) -> Outbox | None:
     """The outbox of ``store``'s state folder; None for a store without one (in memory,
     or a PostgreSQL handle opened without a local cache file)."""
-    folder = getattr(store, "cache_path", None) or getattr(store, "path", None)
-    if folder is None or str(folder) == ":memory:":
-        return None
-    return Outbox(Path(folder).parent / OUTBOX_DIR)
+    # The state's own folder (a server store's: its local cache file's), never a cache
+    # folder other projects share: its events belong to this store.
+    file = store.file if store.file is not None else store.local.file
+    return None if file is None else Outbox(file.parent / OUTBOX_DIR)
 
 
 def _encode(event: RouteEvent, candidates: Sequence[str]) -> str:

@@ -1,11 +1,11 @@
 """``skillrt stats``: read route events and feedback from the store, compute the metrics.
 
-Route events are the router's table (migration slot 3); this module only reads them.
+Route events are the router's (:attr:`Store.routes <skillrt.store.base.Store.routes>`);
+this module only reads them.
 """
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from skillrt.config import TelemetryConfig
-from skillrt.errors import SkillrtError, StoreError, UsageError
+from skillrt.errors import SkillrtError, UsageError
 from skillrt.skills.registry import SkillRegistry
 from skillrt.store.base import Store
-from skillrt.telemetry.feedback import ROUTE_EVENTS, _no_table, load_feedback
+from skillrt.telemetry.feedback import load_feedback
 from skillrt.telemetry.metrics import (
     RouteRecord,
     StatsReport,
@@ -55,15 +55,6 @@ def parse_since(value: str | None, *, now: float | None = None) -> float | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.timestamp()
-
-
-def _json(value: Any, default: Any) -> Any:
-    if value is None:
-        return default
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return default
 
 
 def _names(selected: Any) -> tuple[str, ...]:
@@ -153,38 +144,21 @@ def iter_routes(
     phrases_of: Callable[[str, str], list[str]] | None = None,
 ) -> Iterator[RouteRecord]:
     """Route events recorded at or after ``since`` (all when None), oldest first."""
-    sql = (
-        "SELECT route_id, ts, config_id, query_type, candidate_count, selected_skills, "
-        "latency_ms, tokens_in, tokens_out, execution_result, fallback_used"
-        + (", score_breakdown, query_text" if with_triggers else "")
-        + f" FROM {ROUTE_EVENTS}"
-    )
-    params: tuple[float, ...] = ()
-    if since is not None:
-        sql += " WHERE ts >= ?"
-        params = (since,)
-    sql += " ORDER BY ts"
-    try:
-        rows = store.connection().execute(sql, params)
-    except StoreError as exc:
-        if _no_table(exc):
-            return  # a read-only store of an older schema: nothing was recorded
-        raise
-    for row in rows:
+    for row in store.routes.since(since, with_breakdown=with_triggers):
         yield RouteRecord(
-            route_id=row["route_id"],
-            ts=float(row["ts"]),
-            selected=_names(_json(row["selected_skills"], [])),
-            latency_ms=float(row["latency_ms"] or 0.0),
-            config_id=row["config_id"] or "default",
-            query_type=row["query_type"],
-            candidate_count=int(row["candidate_count"] or 0),
-            tokens_in=row["tokens_in"],
-            tokens_out=row["tokens_out"],
-            execution_result=row["execution_result"],
-            fallback_used=bool(row["fallback_used"]),
+            route_id=row.route_id,
+            ts=row.ts,
+            selected=_names(row.selected_skills),
+            latency_ms=float(row.latency_ms or 0.0),
+            config_id=row.config_id or "default",
+            query_type=row.query_type,
+            candidate_count=int(row.candidate_count or 0),
+            tokens_in=row.tokens_in,
+            tokens_out=row.tokens_out,
+            execution_result=row.execution_result,
+            fallback_used=row.fallback_used,
             triggers=(
-                triggers_fired(_json(row["score_breakdown"], None), row["query_text"], phrases_of)
+                triggers_fired(row.score_breakdown, row.query_text, phrases_of)
                 if with_triggers
                 else ()
             ),

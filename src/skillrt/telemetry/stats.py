@@ -1,8 +1,9 @@
 """Per-skill counters (T2): how often a skill was routed, selected, run, and succeeded.
 
 The router reads them for the ``success_rate`` term and cold-start damping; the
-dispatcher calls :func:`record_execution` after each run. Counters live in the
-``skill_stats`` table (migration 3), keyed by qualified skill name.
+dispatcher calls :func:`record_execution` after each run. The store keeps them
+(:attr:`Store.stats <skillrt.store.base.Store.stats>`), keyed by qualified skill name;
+route counts are added with the route events (:mod:`skillrt.telemetry.events`).
 """
 
 from __future__ import annotations
@@ -10,56 +11,14 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from skillrt.errors import StoreError, StoreUnavailable
 from skillrt.skills.model import Skill
-from skillrt.store.base import Connection, Store
+from skillrt.store.base import Store
+from skillrt.store.stats import SkillStats
 
-__all__ = ["SkillStats", "add_route_counts", "record_execution", "record_routes", "skill_stats"]
-
-_COLUMNS = (
-    "name, routes, selections, executions, successes, failures, fallbacks, "
-    "latency_ms_total, tokens_in, tokens_out, last_routed_at, last_executed_at"
-)
-#: Names per ``IN (...)`` lookup (SQLite's host-parameter limit is 999 in old builds).
-_CHUNK = 500
-
-
-@dataclass(frozen=True)
-class SkillStats:
-    """Counters of one skill. ``routes`` counts the routes where it was a scored candidate."""
-
-    name: str
-    routes: int = 0
-    selections: int = 0
-    executions: int = 0
-    successes: int = 0
-    failures: int = 0
-    fallbacks: int = 0
-    latency_ms_total: float = 0.0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    last_routed_at: float | None = None
-    last_executed_at: float | None = None
-
-    @property
-    def success_rate(self) -> float | None:
-        """Successes / executions, or None before the first execution."""
-        return self.successes / self.executions if self.executions else None
-
-    @property
-    def fallback_rate(self) -> float | None:
-        return self.fallbacks / self.executions if self.executions else None
-
-    @property
-    def avg_latency_ms(self) -> float | None:
-        return self.latency_ms_total / self.executions if self.executions else None
-
-    @property
-    def avg_tokens(self) -> float | None:
-        return (self.tokens_in + self.tokens_out) / self.executions if self.executions else None
+__all__ = ["SkillStats", "record_execution", "skill_stats"]
 
 
 def _name(skill: Skill | str) -> str:
@@ -79,79 +38,19 @@ def record_execution(
     """Count one execution of ``skill`` (atomic upsert). Raises StoreError on failure."""
     name = _name(skill)
     try:
-        with store.transaction(sync=False) as conn:
-            conn.execute(
-                "INSERT INTO skill_stats(name, executions, successes, failures, fallbacks, "
-                "latency_ms_total, tokens_in, tokens_out, last_executed_at) "
-                "VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET "
-                "executions = skill_stats.executions + 1, "
-                "successes = skill_stats.successes + excluded.successes, "
-                "failures = skill_stats.failures + excluded.failures, "
-                "fallbacks = skill_stats.fallbacks + excluded.fallbacks, "
-                "latency_ms_total = skill_stats.latency_ms_total + excluded.latency_ms_total, "
-                "tokens_in = skill_stats.tokens_in + excluded.tokens_in, "
-                "tokens_out = skill_stats.tokens_out + excluded.tokens_out, "
-                "last_executed_at = excluded.last_executed_at",
-                (
-                    name,
-                    int(success),
-                    int(not success),
-                    int(fallback_used),
-                    float(latency_ms or 0.0),
-                    int(tokens_in or 0),
-                    int(tokens_out or 0),
-                    time.time(),
-                ),
-            )
+        store.stats.add_execution(
+            name,
+            success=success,
+            latency_ms=float(latency_ms or 0.0),
+            tokens_in=int(tokens_in or 0),
+            tokens_out=int(tokens_out or 0),
+            fallback_used=fallback_used,
+            at=time.time(),
+        )
     except StoreError as exc:
         raise type(exc)(
             f"cannot record stats for {name}: {exc.message}", **{**exc.context, "skill": name}
         ) from exc
-
-
-def record_routes(
-    conn: Connection,
-    candidates: Iterable[str],
-    selected: Sequence[str],
-    *,
-    at: float | None = None,
-) -> None:
-    """Count one route for each candidate and one selection for each selected skill.
-
-    Runs on the caller's connection, inside the caller's transaction.
-    """
-    chosen = set(selected)
-    names = dict.fromkeys([*candidates, *selected])
-    add_route_counts(
-        conn, {n: (1, int(n in chosen)) for n in names}, time.time() if at is None else at
-    )
-
-
-def add_route_counts(conn: Connection, counts: dict[str, tuple[int, int]], at: float) -> None:
-    """Add ``(routes, selections)`` to each skill's counters, in one statement per skill.
-
-    Each counter is bumped in place (``routes = routes + n``), so concurrent writers
-    never lose a count; rows are touched in name order, so two writers never wait on
-    each other's rows in a cycle (a deadlock, on PostgreSQL).
-    """
-    if not counts:
-        return
-    names = sorted(counts)
-    for start in range(0, len(names), _CHUNK // 4):
-        chunk = names[start : start + _CHUNK // 4]
-        params = [v for name in chunk for v in (name, *counts[name], at)]
-        # One statement per chunk; each name once in it (an upsert may not touch a row
-        # twice in one statement on PostgreSQL).
-        conn.execute(
-            "INSERT INTO skill_stats(name, routes, selections, last_routed_at) VALUES "
-            + ", ".join(["(?, ?, ?, ?)"] * len(chunk))
-            + " ON CONFLICT(name) DO UPDATE SET routes = skill_stats.routes + excluded.routes, "
-            "selections = skill_stats.selections + excluded.selections, "
-            "last_routed_at = CASE WHEN skill_stats.last_routed_at IS NULL "
-            "OR excluded.last_routed_at > skill_stats.last_routed_at "
-            "THEN excluded.last_routed_at ELSE skill_stats.last_routed_at END",
-            params,
-        )
 
 
 #: Seconds a shared store's per-skill stats are reused for routing. Route events reach
@@ -226,19 +125,6 @@ def skill_stats(store: Store, names: Iterable[str] | None = None) -> dict[str, S
 
 def _read(store: Store, names: Iterable[str] | None) -> dict[str, SkillStats]:
     try:
-        conn = store.connection()
-        if names is None:
-            rows = conn.execute(f"SELECT {_COLUMNS} FROM skill_stats").fetchall()
-        else:
-            wanted = list(dict.fromkeys(names))
-            rows = []
-            for start in range(0, len(wanted), _CHUNK):
-                chunk = wanted[start : start + _CHUNK]
-                rows += conn.execute(
-                    f"SELECT {_COLUMNS} FROM skill_stats WHERE name IN "
-                    f"({', '.join('?' * len(chunk))})",
-                    chunk,
-                ).fetchall()
+        return store.stats.read(names)
     except StoreError as exc:
         raise type(exc)(f"cannot read skill stats: {exc.message}", **exc.context) from exc
-    return {row[0]: SkillStats(*tuple(row)) for row in rows}

@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillrt.errors import StoreError, StoreUnavailable
-from skillrt.store.base import MEMORY, Store, open_location
+from skillrt.store.backends import open_location
+from skillrt.store.base import MEMORY, Store
 from skillrt.telemetry.outbox import Outbox, outbox_for
 
 if TYPE_CHECKING:

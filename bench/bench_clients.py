@@ -1,0 +1,344 @@
+"""What skillrt's hook costs a real client's prompt (issue 27 targets), measured with the
+real CLIs (Claude Code, Codex CLI, Gemini CLI from .ci/clients) against the recorder of
+tests/clients on 127.0.0.1, after `skillrt install` alone (no hand-started daemon):
+
+1. the wall time a prompt gains from the hook, against the same client without it:
+   median of N prompts after the first, each a new session, the two set-ups taken in
+   turn (target <= 100 ms per client);
+2. the first prompt after a user-level install over 1,000 real skills, in a repository
+   never seen, no daemon running: it must inject, and add at most 1.5 s;
+3. the hook process alone, answered by the daemon that first prompt started, at 1,000
+   real skills (target p95 <= 60 ms);
+4. `skillrt mcp --with-hook` answering `initialize` at 1,000 skills (target <= 300 ms).
+
+    python bench/bench_clients.py [--clients claude-code,codex,gemini] [--prompts 10]
+                                  [--skills 1000] [--hooks 60] [--work DIR]
+
+Run it on a quiet machine (it prints the load average before and after each part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "clients"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+try:
+    import skillrt  # noqa: F401
+except ImportError:  # run from a checkout without installing
+    sys.path.insert(0, str(REPO / "src"))
+
+from model_server import ModelServer, running  # noqa: E402
+from real_catalogue import build_real_catalogue  # noqa: E402
+
+TARGET_OVERHEAD_MS = 100.0
+TARGET_FIRST_PROMPT_S = 1.5
+TARGET_HOOK_P95_MS = 60.0
+TARGET_MCP_INIT_MS = 300.0
+BIN = Path(os.environ.get("SKILLRT_CLIENTS_BIN") or REPO / ".ci/cache/clients/node_modules/.bin")
+EXE = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}
+FOLDER = {"claude-code": ".claude/skills", "codex": ".agents/skills", "gemini": ".gemini/skills"}
+PROMPT = "The nightly build fails after the refactor: find the root cause before fixing anything"
+#: The big catalogue gets one example skill of a name it lacks, and these prompts go to
+#: it: a first prompt that must inject is not left to how crowded the catalogue is.
+EXTRA_SKILL = "sql-query-review"
+REAL_PROMPTS = [
+    "review this SQL query for injection",
+    "check my sql query for injection before I merge it",
+    "is this SQL query safe from injection?",
+]
+
+
+def loadavg() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"load {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class Setup:
+    """A HOME and a project for one client, its model API at the recorder."""
+
+    def __init__(self, root: Path, client: str, server: ModelServer, cache: Path) -> None:
+        self.client = client
+        self.home = root / "home"
+        self.project = root / "project"
+        self.home.mkdir(parents=True)
+        self.project.mkdir()
+        subprocess.run(["git", "init", "-q", str(self.project)], check=True)
+        self.env = {
+            "PATH": os.pathsep.join(
+                [str(Path(sys.executable).parent), str(BIN), os.environ["PATH"]]
+            ),
+            "HOME": str(self.home), "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1",
+            "XDG_CACHE_HOME": str(cache), "SKILLRT_DAEMON_AUTOSTART": "1",
+        }  # fmt: skip
+        if client == "claude-code":
+            self.env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-test",
+                            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+                            DISABLE_AUTOUPDATER="1")  # fmt: skip
+        elif client == "codex":
+            (self.home / ".codex").mkdir()
+            (self.home / ".codex" / "config.toml").write_text(
+                'model = "gpt-5"\nmodel_provider = "recorder"\n\n[model_providers.recorder]\n'
+                f'name = "recorder"\nbase_url = "{server.url}/v1"\nenv_key = "OPENAI_API_KEY"\n'
+                'wire_api = "responses"\n'
+            )
+            self.env.update(OPENAI_API_KEY="sk-test")
+        else:
+            (self.home / ".gemini").mkdir()
+            (self.home / ".gemini" / "settings.json").write_text(
+                json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
+            )
+            self.env.update(GEMINI_API_KEY="k", GOOGLE_GEMINI_BASE_URL=server.url)
+        self.trust(self.project)
+
+    def trust(self, project: Path) -> None:
+        if self.client == "codex":
+            with (self.home / ".codex" / "config.toml").open("a") as fh:
+                fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
+        elif self.client == "gemini":
+            path = self.home / ".gemini" / "trustedFolders.json"
+            data = json.loads(path.read_text()) if path.exists() else {}
+            data[str(project)] = "TRUST_FOLDER"
+            path.write_text(json.dumps(data))
+
+    def skillrt(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        argv = [sys.executable, "-m", "skillrt", *args]
+        return subprocess.run(argv, cwd=cwd or self.project, env=self.env,
+                              capture_output=True, text=True, timeout=1800)  # fmt: skip
+
+    def prompt(self, text: str, cwd: Path | None = None) -> float:
+        exe = str(BIN / EXE[self.client])
+        argv = {
+            "claude-code": [exe, "-p", text, "--model", "claude-sonnet-4-5"],
+            "codex": [exe, "exec", text],
+            "gemini": [exe, "-p", text, "-m", "gemini-2.5-flash"],
+        }[self.client]
+        started = time.perf_counter()
+        proc = subprocess.run(argv, cwd=cwd or self.project, env=self.env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+        if proc.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed: {proc.stderr[-1500:]}")
+        return time.perf_counter() - started
+
+    def stop_daemons(self) -> None:
+        """End the daemons this set-up's hooks started (their state is in its cache)."""
+        mine = self.env["XDG_CACHE_HOME"].encode()
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+                except OSError:
+                    continue
+                if b"serve" in argv and mine in argv:
+                    try:
+                        os.kill(int(entry), 15)
+                    except ProcessLookupError:
+                        pass
+
+
+def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, Any]:
+    """Part 1: the same prompts with and without the hook, in turn."""
+    out: dict[str, Any] = {"client": client, "load_before": loadavg()}
+    with running() as server:
+        plain = Setup(work / f"{client}-plain", client, server, cache / "plain")
+        hooked = Setup(work / f"{client}-hooked", client, server, cache / "hooked")
+        for setup in (plain, hooked):
+            shutil.copytree(REPO / "examples" / "skills", setup.project / FOLDER[client])
+        installed = hooked.skillrt("install", client, "--json")
+        if installed.returncode != 0:
+            raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
+        try:
+            hooked.prompt(PROMPT)  # the first: it starts the daemon
+            plain.prompt(PROMPT)
+            with_hook, without = [], []
+            for _ in range(prompts):
+                with_hook.append(hooked.prompt(PROMPT))
+                without.append(plain.prompt(PROMPT))
+            injected = sum("[Skill: systematic-debugging" in r.text
+                           for r in server.model_requests())  # fmt: skip
+        finally:
+            hooked.stop_daemons()
+    gains = [(a - b) * 1000 for a, b in zip(with_hook, without, strict=True)]
+    out.update(
+        median_with_ms=round(statistics.median(with_hook) * 1000, 1),
+        median_without_ms=round(statistics.median(without) * 1000, 1),
+        overhead_ms=round((statistics.median(with_hook) - statistics.median(without)) * 1000, 1),
+        paired_median_gain_ms=round(statistics.median(gains), 1),
+        requests_with_the_skill=injected,
+        load_after=loadavg(),
+    )
+    return out
+
+
+def first_prompt(
+    client: str, work: Path, catalogue: Path, cache: Path, hooks: int
+) -> dict[str, Any]:
+    """Parts 2 and 3: a user-level install over the big catalogue, the first prompt in a
+    never-seen repository, then the hook alone against the daemon it started."""
+    out: dict[str, Any] = {"client": client, "load_before": loadavg()}
+    with running() as server:
+        setup = Setup(work / f"{client}-first", client, server, cache / "first")
+        shutil.copytree(catalogue, setup.home / FOLDER[client])
+        plain = Setup(work / f"{client}-first-plain", client, server, cache / "first-plain")
+        shutil.copytree(catalogue, plain.home / FOLDER[client])
+        started = time.perf_counter()
+        installed = setup.skillrt("install", client, "--user", "--json", cwd=setup.home)
+        out["install_s"] = round(time.perf_counter() - started, 1)
+        if installed.returncode != 0:
+            raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
+        out["skills"] = json.loads(installed.stdout).get("skill_count")
+        try:
+            baseline = [plain.prompt(REAL_PROMPTS[0]) for _ in range(3)]
+            fresh = setup.project.parent / "never-seen"
+            fresh.mkdir()
+            subprocess.run(["git", "init", "-q", str(fresh)], check=True)
+            setup.trust(fresh)
+            server.clear()
+            first = setup.prompt(REAL_PROMPTS[0], cwd=fresh)
+            text = " ".join(r.text for r in server.model_requests())
+            out.update(
+                first_prompt_s=round(first, 2),
+                without_hook_s=round(statistics.median(baseline), 2),
+                first_prompt_adds_s=round(first - statistics.median(baseline), 2),
+                first_prompt_injected="[Skill: " in text,
+            )
+            out["hook_alone"] = hook_alone(setup, fresh, hooks)
+            out["mcp_initialize_ms"] = mcp_initialize(setup, fresh)
+        finally:
+            setup.stop_daemons()
+    out["load_after"] = loadavg()
+    return out
+
+
+def hook_alone(setup: Setup, project: Path, runs: int) -> dict[str, Any]:
+    """The installed hook command, run as the client runs it, answered by the daemon."""
+    import shlex
+
+    settings = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
+                "gemini": ".gemini/settings.json"}[setup.client]  # fmt: skip
+    event = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit",
+             "gemini": "BeforeAgent"}[setup.client]  # fmt: skip
+    data = json.loads((setup.home / settings).read_text())
+    command = shlex.split(data["hooks"][event][0]["hooks"][0]["command"])
+    state = None
+    deadline = time.monotonic() + 600
+    times: list[float] = []
+    answered = 0
+    while time.monotonic() < deadline and len(times) < runs + 5:
+        prompt = REAL_PROMPTS[len(times) % len(REAL_PROMPTS)]
+        payload = json.dumps({"session_id": "bench", "transcript_path": "", "cwd": str(project),
+                              "hook_event_name": event, "prompt": prompt})  # fmt: skip
+        started = time.perf_counter()
+        proc = subprocess.run(command, input=payload, capture_output=True, text=True,
+                              cwd=project, env=setup.env, timeout=60)  # fmt: skip
+        elapsed = time.perf_counter() - started
+        if state is None:  # wait for the daemon the first prompt started to answer
+            log = list(Path(setup.env["XDG_CACHE_HOME"]).rglob("hook.log"))
+            if log and "working in-process" in log[0].read_text() and elapsed > 0.2:
+                log[0].write_text("")
+                time.sleep(1)
+                continue
+            state = "warm"
+        times.append(elapsed * 1000)
+        answered += bool(proc.stdout.strip())
+    times = times[5:]  # the first after the daemon came up settle the page cache
+    return {
+        "runs": len(times),
+        "p50_ms": round(pct(times, 0.5), 1),
+        "p95_ms": round(pct(times, 0.95), 1),
+        "answered": answered,
+    }
+
+
+def mcp_initialize(setup: Setup, project: Path, runs: int = 5) -> float:
+    """Median ms from `skillrt mcp --with-hook` start to its `initialize` answer."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "bench", "version": "1"}}}) + "\n"  # fmt: skip
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "skillrt", "mcp", "--with-hook"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, cwd=project, env=setup.env)  # fmt: skip
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(line.encode())
+        proc.stdin.flush()
+        proc.stdout.readline()
+        times.append((time.perf_counter() - started) * 1000)
+        proc.kill()
+        proc.wait()
+    return round(statistics.median(times), 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", default="claude-code,codex,gemini")
+    parser.add_argument("--prompts", type=int, default=10)
+    parser.add_argument("--skills", type=int, default=1000)
+    parser.add_argument("--hooks", type=int, default=60, help="hook runs against the daemon")
+    parser.add_argument("--work", type=Path, help="keep the set-ups here")
+    parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--skip-first", action="store_true")
+    args = parser.parse_args(argv)
+    if not (BIN / "claude").exists():
+        print(f"no clients in {BIN}: run `bash .ci/clients.sh install`", file=sys.stderr)
+        return 2
+    work = args.work or Path(tempfile.mkdtemp(prefix="bench-clients-"))
+    work.mkdir(parents=True, exist_ok=True)
+    cache = work / "cache"
+    catalogue = work / f"real{args.skills}"
+    if not catalogue.exists():
+        build_real_catalogue(catalogue, args.skills - 1, seed=0)
+        shutil.copytree(REPO / "examples" / "skills" / EXTRA_SKILL, catalogue / EXTRA_SKILL)
+    results: dict[str, Any] = {"overhead": [], "first": []}
+    for client in args.clients.split(","):
+        if not args.skip_overhead:
+            r = overhead(client, work, args.prompts, cache)
+            results["overhead"].append(r)
+            ok = "ok" if r["overhead_ms"] <= TARGET_OVERHEAD_MS else "OVER"
+            print(f"{client}: a prompt gains {r['overhead_ms']} ms from the hook (median "
+                  f"{r['median_with_ms']} vs {r['median_without_ms']} ms over {args.prompts} "
+                  f"prompts; paired {r['paired_median_gain_ms']} ms) target "
+                  f"{TARGET_OVERHEAD_MS:g} ms [{ok}]  "
+                  f"{r['load_before']} -> {r['load_after']}")  # fmt: skip
+        if not args.skip_first:
+            r = first_prompt(client, work, catalogue, cache / client, args.hooks)
+            results["first"].append(r)
+            ok = (
+                "ok"
+                if r["first_prompt_injected"] and r["first_prompt_adds_s"] <= TARGET_FIRST_PROMPT_S
+                else "OVER"
+            )
+            h = r["hook_alone"]
+            print(f"{client}: first prompt at {r['skills']} skills (install {r['install_s']} s) "
+                  f"injected={r['first_prompt_injected']} adds {r['first_prompt_adds_s']} s "
+                  f"({r['first_prompt_s']} vs {r['without_hook_s']} s) target "
+                  f"{TARGET_FIRST_PROMPT_S:g} s [{ok}]; hook alone p50 {h['p50_ms']} / p95 "
+                  f"{h['p95_ms']} ms over {h['runs']} runs (target p95 {TARGET_HOOK_P95_MS:g}); "
+                  f"mcp initialize {r['mcp_initialize_ms']} ms (target {TARGET_MCP_INIT_MS:g})  "
+                  f"{r['load_before']} -> {r['load_after']}")  # fmt: skip
+    out = work / "results.json"
+    out.write_text(json.dumps(results, indent=1))
+    print(f"results: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

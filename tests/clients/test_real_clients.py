@@ -1,0 +1,108 @@
+"""The right skill in every prompt of the real clients (issue 27): Claude Code, Codex CLI
+and Gemini CLI, installed from npm, send their requests to a recorder on 127.0.0.1, and
+these tests read what the model would have received.
+
+For each client, after ``skillrt install`` alone (no hand-started daemon, no other
+step): the right skill's body is in the first prompt's request exactly once; an
+unrelated prompt gets no skill; three turns of one session still hold it exactly once;
+a user-level install answers the first prompt in a repository it never saw; nothing
+appears in the project but what install wrote; uninstall gives the files back.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import (
+    CLIENTS,
+    FOLLOW_UP,
+    MARKER,
+    PROMPT,
+    UNRELATED,
+    Agent,
+    commit_all,
+    git_status,
+    marker_count,
+    request_texts,
+    skills_with_marker,
+)
+
+pytestmark = pytest.mark.slow
+
+#: client -> what install writes in a project.
+WRITES = {
+    "claude-code": [".claude/settings.json"],
+    "codex": [".codex/hooks.json"],
+    "gemini": [".gemini/settings.json"],
+}
+
+
+def test_project_install_one_body_per_session(agent: Agent) -> None:
+    skills_with_marker(agent.project / CLIENTS[agent.client][1])
+    commit_all(agent.project)
+    installed = agent.skillrt("install", agent.client, "--json")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert git_status(agent.project) == [f"?? {p}" for p in WRITES[agent.client]]
+
+    first = agent.prompt(PROMPT)
+    assert first and marker_count(first) == [1] * len(first), request_texts(first)[-1][-3000:]
+    # Gemini CLI: the skill is in the user's own words, not in a <hook_context> part
+    assert not [p for r in first for p in _parts(r.body) if p.startswith("<hook_context>")]
+
+    second = agent.prompt(FOLLOW_UP, resume=True)
+    third = agent.prompt("ok, and what about the flaky one on CI?", resume=True)
+    assert marker_count(second) == [1] * len(second)
+    assert marker_count(third) == [1] * len(third)  # three turns, one body
+
+    other = agent.prompt(UNRELATED)  # a new session, a question no skill is for
+    assert marker_count(other) == [0] * len(other)
+    assert all("[Skill: " not in t and "Using skill" not in t for t in request_texts(other))
+
+    # the hook's state, caches, log and daemon live outside the repository
+    assert git_status(agent.project) == [f"?? {p}" for p in WRITES[agent.client]]
+    removed = agent.skillrt("install", agent.client, "--uninstall")
+    assert removed.returncode == 0, removed.stderr
+    assert git_status(agent.project) == []
+
+
+def test_user_install_answers_the_first_prompt_in_a_new_repo(agent: Agent) -> None:
+    skills_with_marker(agent.home / CLIENTS[agent.client][2])
+    installed = agent.skillrt("install", agent.client, "--user", "--json", cwd=agent.home)
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    fresh = agent.new_project("never-seen")
+    first = agent.prompt(PROMPT, cwd=fresh)
+    assert first and marker_count(first) == [1] * len(first), request_texts(first)[-1][-3000:]
+    assert git_status(fresh) == []  # not a file more in the repository
+    assert MARKER not in (fresh / ".git" / "config").read_text()
+
+
+def _parts(body: object) -> list[str]:
+    """The text parts of a Gemini request's contents (other APIs: none)."""
+    if not isinstance(body, dict):
+        return []
+    return [
+        str(part.get("text") or "")
+        for content in body.get("contents") or ()
+        for part in content.get("parts") or ()
+    ]
+
+
+@pytest.mark.parametrize("agent", ["codex"], indirect=True)
+def test_codex_trust_is_asked_of_codex_and_doctor_says_when_it_is_missing(agent: Agent) -> None:
+    """Codex runs a hook only once it is trusted: `install --no-trust` leaves it
+    untrusted (doctor says so, and Codex sends no skill); `install` records the approval
+    through Codex's app server, and the next prompt carries the skill."""
+    import json
+
+    from skillrt.doctor.environment import hook_status
+
+    skills_with_marker(agent.project / CLIENTS["codex"][1])
+    assert agent.skillrt("install", "codex", "--no-trust").returncode == 0
+    status = hook_status(agent.project, agent.home, environ=agent.env)  # what doctor reports
+    problems = status["codex"]["problems"]
+    assert [p["code"] for p in problems] == ["HOOK_UNTRUSTED"], problems
+    assert marker_count(agent.prompt(PROMPT)) == [0]  # Codex skipped it without a word
+    trusted = agent.skillrt("install", "codex", "--json")
+    assert trusted.returncode == 0 and json.loads(trusted.stdout)["trust"]["ok"]
+    assert "problems" not in hook_status(agent.project, agent.home, environ=agent.env)["codex"]
+    assert marker_count(agent.prompt(PROMPT)) == [1]

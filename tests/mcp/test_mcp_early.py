@@ -1,0 +1,121 @@
+"""The handshake answered before the SDK is loaded (issue 27: Codex's first request went
+out before skillrt's tools were listed): the answer is the SDK's own, for every
+protocol version the SDK negotiates, and the session then runs as usual."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp_support import server_env, skillrt_cmd
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+from skillrt.mcp.early import sdk_handshake_versions
+
+
+def session(
+    catalogue: Path, state: Path, lines: list[dict[str, Any]], *extra: str
+) -> tuple[list[dict[str, Any]], str]:
+    """Send ``lines`` to a real `skillrt mcp` over stdio and read until every request is
+    answered (bounded); its answers and its stderr."""
+    import selectors
+    import tempfile
+    import time
+
+    errors = tempfile.TemporaryFile()  # noqa: SIM115 (read back after the process ends)
+    proc = subprocess.Popen(
+        skillrt_cmd("mcp", "--root", str(catalogue), "--state", str(state), "--poll", "0",
+                    "--log-level", "DEBUG", *extra),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors,
+        env={**os.environ, **server_env()}, cwd=state.parent,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    wanted = {x["id"] for x in lines if "id" in x}
+    proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines).encode())
+    proc.stdin.flush()
+    answers: list[dict[str, Any]] = []
+    buffer = b""
+    deadline = time.monotonic() + 120
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while wanted - {a.get("id") for a in answers} and time.monotonic() < deadline:
+            if not sel.select(timeout=1):
+                continue
+            chunk = os.read(proc.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                if line.strip():
+                    answers.append(json.loads(line))
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    errors.seek(0)
+    return answers, errors.read().decode()
+
+
+def initialize(version: str, rid: Any = 1) -> dict[str, Any]:
+    params = {"protocolVersion": version, "capabilities": {},
+              "clientInfo": {"name": "t", "version": "1"}}  # fmt: skip
+    return {"jsonrpc": "2.0", "id": rid, "method": "initialize", "params": params}
+
+
+def test_the_version_table_is_the_sdks() -> None:
+    assert sdk_handshake_versions() == (HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION)
+
+
+@pytest.mark.parametrize("version", [*HANDSHAKE_PROTOCOL_VERSIONS, "1999-01-01"])
+def test_the_early_answer_is_the_sdks_own(catalogue: Path, state: Path, version: str) -> None:
+    answers, stderr = session(catalogue, state, [
+        initialize(version, rid="a-1"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ])  # fmt: skip
+    assert [a.get("id") for a in answers] == ["a-1", 2]  # one answer each: the SDK's dropped
+    result = answers[0]["result"]
+    expected = version if version in HANDSHAKE_PROTOCOL_VERSIONS else LATEST_HANDSHAKE_VERSION
+    assert result["protocolVersion"] == expected
+    assert result["serverInfo"]["name"] == "skillrt" and "code-review" in result["instructions"]
+    assert "otherwise than sent early" not in stderr  # the SDK said the same
+    names = {t["name"] for t in answers[1]["result"]["tools"]}
+    assert "load_skill" in names and "activate_skill" not in names
+
+
+def test_a_first_line_that_is_not_initialize_goes_to_the_sdk(catalogue: Path, state: Path) -> None:
+    answers, _ = session(catalogue, state, [
+        {"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+        initialize("2025-06-18", rid=8),
+    ])  # fmt: skip
+    by_id = {a.get("id"): a for a in answers}
+    assert "result" in by_id[8] and 7 in by_id  # the SDK answers both, as it would
+
+
+def test_the_old_tool_name_still_works_unlisted(catalogue: Path, state: Path) -> None:
+    answers, _ = session(catalogue, state, [
+        initialize("2025-06-18"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "activate_skill", "arguments": {"name": "code-review"}}},
+    ])  # fmt: skip
+    result = next(a for a in answers if a.get("id") == 3)["result"]
+    assert not result.get("isError") and "Review" in json.dumps(result)
+
+
+def test_with_a_hook_the_instructions_do_not_ask_to_route_again(
+    catalogue: Path, state: Path
+) -> None:
+    plain, _ = session(catalogue, state, [initialize("2025-06-18")])
+    hooked, _ = session(catalogue, state, [initialize("2025-06-18")], "--with-hook")
+    assert "call route_skills with the user's request" in plain[0]["result"]["instructions"]
+    text = hooked[0]["result"]["instructions"]
+    assert "route_skills with the user's request" not in text
+    assert "do not call route_skills" in text and "code-review" in text
+    # names only: the descriptions stand in the client's own skill listing already
+    assert "Review a pull request" in plain[0]["result"]["instructions"]
+    assert "Review a pull request" not in text
