@@ -39,6 +39,7 @@ try:
 except ImportError:  # run from a checkout without installing
     sys.path.insert(0, str(REPO / "src"))
 
+from client_env import client_env, prompt_argv, stop_daemons, trust  # noqa: E402
 from model_server import ModelServer, running  # noqa: E402
 from real_catalogue import build_real_catalogue  # noqa: E402
 
@@ -47,16 +48,15 @@ TARGET_FIRST_PROMPT_S = 1.5
 TARGET_HOOK_P95_MS = 60.0
 TARGET_MCP_INIT_MS = 300.0
 BIN = Path(os.environ.get("SKILLRT_CLIENTS_BIN") or REPO / ".ci/cache/clients/node_modules/.bin")
-EXE = {"claude-code": "claude", "codex": "codex", "gemini": "gemini"}
 FOLDER = {"claude-code": ".claude/skills", "codex": ".agents/skills", "gemini": ".gemini/skills"}
 PROMPT = "The nightly build fails after the refactor: find the root cause before fixing anything"
-#: Prompts over the real catalogue (each routes to a skill there).
+#: The big catalogue gets one example skill of a name it lacks, and these prompts go to
+#: it: a first prompt that must inject is not left to how crowded the catalogue is.
+EXTRA_SKILL = "sql-query-review"
 REAL_PROMPTS = [
-    "review this pull request for security problems",
-    "write a failing test first for the date parser",
-    "create a PDF report from this spreadsheet",
-    "make a slide deck about our Q3 results",
-    "deploy this Next.js app to production",
+    "review this SQL query for injection",
+    "check my sql query for injection before I merge it",
+    "is this SQL query safe from injection?",
 ]
 
 
@@ -80,42 +80,11 @@ class Setup:
         self.home.mkdir(parents=True)
         self.project.mkdir()
         subprocess.run(["git", "init", "-q", str(self.project)], check=True)
-        self.env = {
-            "PATH": os.pathsep.join(
-                [str(Path(sys.executable).parent), str(BIN), os.environ["PATH"]]
-            ),
-            "HOME": str(self.home), "LANG": "C.UTF-8", "TERM": "dumb", "NO_COLOR": "1",
-            "XDG_CACHE_HOME": str(cache), "SKILLRT_DAEMON_AUTOSTART": "1",
-        }  # fmt: skip
-        if client == "claude-code":
-            self.env.update(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="sk-test",
-                            CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                            DISABLE_AUTOUPDATER="1")  # fmt: skip
-        elif client == "codex":
-            (self.home / ".codex").mkdir()
-            (self.home / ".codex" / "config.toml").write_text(
-                'model = "gpt-5"\nmodel_provider = "recorder"\n\n[model_providers.recorder]\n'
-                f'name = "recorder"\nbase_url = "{server.url}/v1"\nenv_key = "OPENAI_API_KEY"\n'
-                'wire_api = "responses"\n'
-            )
-            self.env.update(OPENAI_API_KEY="sk-test")
-        else:
-            (self.home / ".gemini").mkdir()
-            (self.home / ".gemini" / "settings.json").write_text(
-                json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
-            )
-            self.env.update(GEMINI_API_KEY="k", GOOGLE_GEMINI_BASE_URL=server.url)
+        self.env = client_env(client, self.home, server.url, cache, BIN)
         self.trust(self.project)
 
     def trust(self, project: Path) -> None:
-        if self.client == "codex":
-            with (self.home / ".codex" / "config.toml").open("a") as fh:
-                fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
-        elif self.client == "gemini":
-            path = self.home / ".gemini" / "trustedFolders.json"
-            data = json.loads(path.read_text()) if path.exists() else {}
-            data[str(project)] = "TRUST_FOLDER"
-            path.write_text(json.dumps(data))
+        trust(self.client, self.home, project)
 
     def skillrt(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
         argv = [sys.executable, "-m", "skillrt", *args]
@@ -123,12 +92,7 @@ class Setup:
                               capture_output=True, text=True, timeout=1800)  # fmt: skip
 
     def prompt(self, text: str, cwd: Path | None = None) -> float:
-        exe = str(BIN / EXE[self.client])
-        argv = {
-            "claude-code": [exe, "-p", text, "--model", "claude-sonnet-4-5"],
-            "codex": [exe, "exec", text],
-            "gemini": [exe, "-p", text, "-m", "gemini-2.5-flash"],
-        }[self.client]
+        argv = prompt_argv(self.client, BIN, text)
         started = time.perf_counter()
         proc = subprocess.run(argv, cwd=cwd or self.project, env=self.env, capture_output=True,
                               text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
@@ -137,18 +101,8 @@ class Setup:
         return time.perf_counter() - started
 
     def stop_daemons(self) -> None:
-        mine = str(self.home.parent).encode()
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-                except OSError:
-                    continue
-                if b"serve" in argv and mine in argv:
-                    try:
-                        os.kill(int(entry), 15)
-                    except ProcessLookupError:
-                        pass
+        """End the daemons this set-up's hooks started (their state is in its cache)."""
+        stop_daemons(Path(self.env["XDG_CACHE_HOME"]))
 
 
 def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, Any]:
@@ -304,7 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     cache = work / "cache"
     catalogue = work / f"real{args.skills}"
     if not catalogue.exists():
-        build_real_catalogue(catalogue, args.skills, seed=0)
+        build_real_catalogue(catalogue, args.skills - 1, seed=0)
+        shutil.copytree(REPO / "examples" / "skills" / EXTRA_SKILL, catalogue / EXTRA_SKILL)
     results: dict[str, Any] = {"overhead": [], "first": []}
     for client in args.clients.split(","):
         if not args.skip_overhead:

@@ -87,10 +87,9 @@ def run(name: str, root: Path, cache: Path, limit: int) -> None:
     ours = Router.from_skills(
         skills,
         RoutingConfig(use_stats=False, cold_start=False),
-        store=store,
+        caches=store,  # vectors only: no stats
         backend=backend,
     )
-    ours.store = None
 
     routes = [
         Route(

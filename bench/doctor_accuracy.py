@@ -16,7 +16,21 @@ dev requests (``bench/data/real-skills-dev.queries.jsonl``):
    unordered (either way round, as similarity pairs are counted);
 4. with ``--naive``, the issue's naive predictors on the same data: each skill's nearest
    neighour's similarity, the share of its body sentences that the unchanged router
-   sends elsewhere, and the 100 most similar pairs.
+   sends elsewhere, and the 100 most similar pairs;
+5. the **accuracy check** of issue 30: of the first ``--findings`` (20) findings of
+   the doctor's act-first list (stubs, duplicates, then shadowing pairs), how many a
+   reader would agree with, by this rule, fixed before the check was run:
+
+   - a **stub** is right when its SKILL.md body, headings left out, has fewer than
+     20 words, or its description is empty;
+   - a **duplicate** ("A is a copy of B") is right when the two SKILL.md files, each
+     with its ``name:`` line removed and its name written as a placeholder, match at
+     0.9 or more by ``difflib`` (characters);
+   - a **shadowing pair** (A shadowed by B) is right when B wins a real request for A:
+     a dev request expecting A (and not listing B in ``also_ok``) that the router
+     ranks B first on. A pair whose skill has no dev request cannot be checked and is
+     counted as not agreed (the count says how many could be checked);
+   - a **name collision** is right when both files exist and carry the same name.
 
 The held-out catalogue decides; this one is for measuring ideas, never for tuning on
 names. The first run embeds the catalogue and the pseudo-requests (cached in
@@ -34,10 +48,20 @@ from pathlib import Path
 from dev_data import REAL_QUERIES, add_data_arguments, queries_of, real_skills
 
 from skillrt.config import RoutingConfig
-from skillrt.doctor.analysis import analyse
+from skillrt.doctor.analysis import Analysis, analyse
+from skillrt.doctor.commands import CommandLine
+from skillrt.doctor.findings import shadow_pairs, skill_text
+from skillrt.doctor.model import Finding
+from skillrt.doctor.priorities import copy_entries, findings, stub_entries
+from skillrt.doctor.words import TermStats
+from skillrt.routing.fields import load_fields
+from skillrt.skills.model import Skill
 from skillrt.store import open_location
 
 TOP_PAIRS = 100
+#: The rule's constants (module docstring).
+STUB_WORDS = 20
+COPY_RATIO = 0.9
 
 
 def auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
@@ -67,6 +91,7 @@ def main() -> None:
     ap.add_argument("--queries", type=Path, default=REAL_QUERIES[0])
     ap.add_argument("--samples", type=int, help="pseudo-requests per skill (default: doctor's)")
     ap.add_argument("--naive", action="store_true", help="also measure the naive predictors")
+    ap.add_argument("--findings", type=int, default=20, help="findings the check reads (20)")
     args = ap.parse_args()
     args.cache.mkdir(parents=True, exist_ok=True)
     skills = real_skills(args.datasets, args.corpora)
@@ -91,6 +116,7 @@ def main() -> None:
         if ranked and ranked[0].name != expected and ranked[0].name not in q.also_ok:
             misroutes.append((expected, ranked[0].name))
             misrouted[expected] += 1
+    store_fields = load_fields(skills, store)
     names = sorted(with_requests)
     labels = [misrouted[n] > 0 for n in names]
     print(
@@ -107,7 +133,9 @@ def main() -> None:
     print("\nskillrt doctor")
     risk = {r.skill: r.score for r in result.risk}
     pairs = [(p.skill, p.shadowed_by) for p in result.shadowing]
-    report("risk / shadowing", risk, pairs)
+    report(f"risk / shadowing ({len(pairs)} pairs)", risk, pairs)
+    every = _every_pair(skills, store_fields, result)
+    report(f"  every candidate pair ({len(every)}, no rule)", risk, every)
     routed = {r.skill: r.routed_elsewhere or 0.0 for r in result.risk}
     crowd = {r.skill: r.crowding for r in result.risk}
     report("  risk from held-out routing only", routed, pairs)
@@ -133,7 +161,111 @@ def main() -> None:
             _naive_elsewhere(result),
             [p for p, _ in similar],
         )
+    listed = findings(
+        [],
+        stub_entries(skills, result.stubs, CommandLine()),
+        copy_entries(skills, result.copies, CommandLine()),
+        result.shadowing,
+    )
+    wins = set(misroutes)
+    check(skills, listed[: args.findings], wins, with_requests)
     store.close()
+
+
+def _every_pair(
+    skills: list[Skill], fields: list[object], result: Analysis
+) -> list[tuple[str, str]]:
+    """The shadowing pairs without the several-requests-over-the-threshold rule."""
+    from skillrt.routing.fields import SkillFields
+
+    typed = [f for f in fields if isinstance(f, SkillFields)]
+    texts = [
+        " ".join([s.description, *(x.text for x in f.sections)])
+        for s, f in zip(skills, typed, strict=True)
+    ]
+    own = [
+        skill_text(s.description, [x.text for x in f.sections])
+        for s, f in zip(skills, typed, strict=True)
+    ]
+    pairs = shadow_pairs(
+        skills,
+        result.held_out,
+        result.neighbourhood,
+        TermStats(typed, texts),
+        own,
+        threshold=RoutingConfig().selection_threshold,
+        exclude=frozenset(x.position for x in result.stubs),
+        copies=frozenset(frozenset((c.position, c.original)) for c in result.copies),
+        min_strong=0,
+    )
+    return [(p.skill, p.shadowed_by) for p in pairs]
+
+
+def _body(skill: Skill) -> str:
+    text = skill.skill_file.read_text(encoding="utf-8") if skill.skill_file else ""
+    parts = text.split("---", 2)
+    return parts[2] if text.startswith("---") and len(parts) == 3 else text
+
+
+def _normalised(skill: Skill) -> str:
+    import re
+
+    text = skill.skill_file.read_text(encoding="utf-8") if skill.skill_file else skill.description
+    text = re.sub(r"(?m)^name:.*$", "", text)
+    for name in (skill.name, skill.name.replace("-", " ")):
+        text = re.sub(re.escape(name), "<name>", text, flags=re.IGNORECASE)
+    return text
+
+
+def agreed(
+    finding: Finding,
+    by_name: dict[str, Skill],
+    wins: set[tuple[str, str]],
+    with_requests: set[str],
+) -> tuple[bool, bool]:
+    """(a reader agrees, the finding could be checked), by the module docstring's rule."""
+    import difflib
+
+    if finding.kind == "stub":
+        skill = by_name[finding.skill]
+        lines = [ln for ln in _body(skill).splitlines() if not ln.lstrip().startswith("#")]
+        words = len(" ".join(lines).split())
+        return (words < STUB_WORDS or not skill.description.strip()), True
+    if finding.kind == "duplicate":
+        a, b = _normalised(by_name[finding.skill]), _normalised(by_name[finding.other])
+        return difflib.SequenceMatcher(None, a, b, autojunk=False).ratio() >= COPY_RATIO, True
+    if finding.kind == "shadowing":
+        checkable = finding.skill in with_requests
+        return (finding.skill, finding.other) in wins, checkable
+    if finding.kind == "collision":
+        return True, True  # found by the registry from the two files themselves
+    return False, False
+
+
+def check(
+    skills: list[Skill],
+    listed: list[Finding],
+    wins: set[tuple[str, str]],
+    with_requests: set[str],
+) -> None:
+    by_name = {s.qualified_name: s for s in skills}
+    print(f"\naccuracy check: the first {len(listed)} findings (rule in the module docstring)")
+    kinds: Counter[str] = Counter()
+    agree: Counter[str] = Counter()
+    checkable: Counter[str] = Counter()
+    for k, f in enumerate(listed, start=1):
+        ok, can = agreed(f, by_name, wins, with_requests)
+        kinds[f.kind] += 1
+        agree[f.kind] += ok
+        checkable[f.kind] += can
+        mark = "agree" if ok else ("cannot check" if not can else "disagree")
+        other = f" / {f.other}" if f.other else ""
+        print(f"  {k:2d}. {f.kind:10s} {f.skill}{other}: {mark}")
+    total = sum(agree.values())
+    detail = ", ".join(
+        f"{kind} {agree[kind]}/{kinds[kind]} ({checkable[kind]} checkable)" for kind in kinds
+    )
+    print(f"  agreed: {total} of {len(listed)} ({detail})")
 
 
 def _naive_elsewhere(result: object) -> dict[str, float]:

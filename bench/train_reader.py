@@ -105,8 +105,7 @@ def collect(args: argparse.Namespace) -> tuple[Lists, Lists, list[str]]:
         return data
     skills = real_skills(args.datasets, args.corpora)
     store = open_location(args.cache / "vectors.db")
-    full = Router.from_skills(skills, CONFIG, store=store)
-    full.store = None
+    full = Router.from_skills(skills, CONFIG, caches=store)  # vectors only: no stats
     names = full.index.names
     fields = full.index.fields
     # Pseudo-requests, each through the router of its leave-out fold.

@@ -181,8 +181,7 @@ def main() -> None:
     seen: dict[str, list[Seen]] = {}
     for name, (skills, queries) in splits.items():
         store = open_location(args.cache / "vectors.db")
-        router = Router.from_skills(skills, config, store=store)
-        router.store = None
+        router = Router.from_skills(skills, config, caches=store)  # vectors only: no stats
         seen[name] = capture(router, queries)
         store.close()
         print(f"{name}: {len(queries)} dev requests routed")

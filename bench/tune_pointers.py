@@ -98,9 +98,8 @@ def main() -> None:
     router = Router.from_skills(
         real_skills(args.datasets, args.corpora),
         RoutingConfig(use_stats=False, cold_start=False),
-        store=store,
+        caches=store,  # vectors only: no stats
     )
-    router.store = None
     seen = capture(router, queries)
     print(f"{len(queries)} dev requests routed")
     print(

@@ -142,16 +142,25 @@ class Chromium:
             self.events.append(self._read_message(deadline))
 
     # -- a page ------------------------------------------------------------------------
-    def load(self, url: str, expressions: dict[str, str] | None = None) -> PageReport:
+    def load(
+        self, url: str, expressions: dict[str, str] | None = None, *, width: int | None = None
+    ) -> PageReport:
         """Open ``url`` in a new tab, wait for its load event, then collect what it did
         (console errors, exceptions, error log entries, requests), evaluate
-        ``expressions`` in it, and take a full-page PNG screenshot."""
+        ``expressions`` in it, and take a full-page PNG screenshot. ``width``: lay the
+        page out for a window this many CSS pixels wide."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})[
             "sessionId"
         ]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
+        if width is not None:
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": False},
+                session=session,
+            )
         self.events.clear()
         self.send("Page.navigate", {"url": url}, session=session)
         self.wait_for("Page.loadEventFired", session)

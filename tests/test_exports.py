@@ -12,7 +12,8 @@ import skillrt
 from skillrt.runtime import SkillRuntime
 
 #: Names in annotations that are Python's own, not skillrt's.
-_NOT_OURS = {"Any", "Callable", "Mapping", "Sequence", "Path", "Unpack", "None", "builtins"}
+_NOT_OURS = {"Any", "Callable", "Collection", "Mapping", "Sequence", "Path", "Unpack", "None",
+             "builtins"}  # fmt: skip
 _NOT_OURS |= {"bool", "int", "float", "str", "tuple", "list", "dict", "bytes", "type"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
+    from skillrt.doctor.commands import CommandLine
     from skillrt.doctor.model import DoctorReport
     from skillrt.errors import SkillrtError
     from skillrt.eval.datasets import LabelledQuery
@@ -63,6 +64,7 @@ _EXPORTS = {
     "DispatchRequest": "skillrt.dispatch.model",
     "DispatchResult": "skillrt.dispatch.model",
     "DispatchService": "skillrt.dispatch.service",
+    "CommandLine": "skillrt.doctor.commands",
     "DoctorReport": "skillrt.doctor.model",
     "EvalReport": "skillrt.eval.harness",
     "Feedback": "skillrt.store.feedback",
@@ -129,6 +131,7 @@ __all__ = [
     "ActivationPlan",
     "Catalog",
     "Checkpoint",
+    "CommandLine",
     "CommandOutcome",
     "Completion",
     "Diagnostic",

@@ -687,8 +687,9 @@ class PhaseRunFailed(WorkflowError):
 class MemoryVerificationFailed(WorkflowError):
     """A phase's memory file is missing, empty, blocked or lacks the completion line.
 
-    ``reason`` is one of: ``missing``, ``empty``, ``not_completed``, ``blocked``,
-    ``too_large``, ``not_a_file``, ``unreadable``.
+    ``reason`` is one of: ``missing``, ``empty``, ``empty_reply`` (the agent wrote no
+    file and its reply was blank), ``not_completed``, ``blocked``, ``too_large``,
+    ``not_a_file``, ``unreadable``.
     """
 
     code = "E_MEMORY_VERIFICATION_FAILED"

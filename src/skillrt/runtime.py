@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from skillrt.dispatch.pipeline import RunResult
     from skillrt.dispatch.rules import RoutingRules
     from skillrt.dispatch.service import DispatchOptions, DispatchService, OrchestrateResult
+    from skillrt.doctor.commands import CommandLine
     from skillrt.doctor.model import DoctorReport
     from skillrt.eval.datasets import LabelledQuery
     from skillrt.eval.harness import EvalReport
@@ -106,6 +107,9 @@ class SkillRuntime:
         #: and embeds their texts (the CLI draws a progress bar on a terminal).
         self.build_progress: Callable[[str, int, int], None] | None = None
         self._invocation: InvocationResolver | None = None
+        #: ``(hidden, used)``: catalogue lines named like a skill found before them
+        #: (set by :meth:`routable_skills`).
+        self.hidden_catalogue_skills: builtins.list[tuple[Skill, Skill]] = []
 
     # -- Level 1: the registry ---------------------------------------------------------
     @property
@@ -156,10 +160,28 @@ class SkillRuntime:
         return render_catalog(self.registry, budget=budget, usage=usage)
 
     def enable(self, name: str) -> Skill:
-        return self.registry.set_enabled(name, True)
+        return self._set_enabled(name, True)
 
     def disable(self, name: str) -> Skill:
-        return self.registry.set_enabled(name, False)
+        return self._set_enabled(name, False)
+
+    def _set_enabled(self, name: str, enabled: bool) -> Skill:
+        """Persist the enable state of a skill of the roots or of a ``catalogs`` file."""
+        from skillrt.errors import SkillNotFound
+
+        try:
+            return self.registry.set_enabled(name, enabled)
+        except SkillNotFound:
+            if not self.catalogs:
+                raise
+            extra = self.routable_skills()[len(self.registry.skills()) :]
+            found = [s for s in extra if s.qualified_name == name] or [
+                s for s in extra if s.name == name
+            ]
+            if len(found) != 1:
+                raise
+            self.registry.set_enabled_skill(found[0], enabled)
+            return found[0]
 
     # -- Levels 2 and 3: the loader (seed 003) ---------------------------------------
     def observations_dir(self, run_id: str) -> Path:
@@ -488,22 +510,27 @@ class SkillRuntime:
 
     # -- routing (seed 001 §4-9, §14-16) -----------------------------------------------
     def routable_skills(self) -> builtins.list[Skill]:
-        """The registry's skills plus those of every ``catalogs`` file."""
+        """The registry's skills plus those of every ``catalogs`` file (a catalogue
+        line named like a skill already found is hidden: :attr:`hidden_catalogue_skills`)."""
         skills = self.registry.skills()
+        self.hidden_catalogue_skills = []
         if self.catalogs:
             import warnings
 
             from skillrt.eval.datasets import load_catalog_report
 
-            known = {s.qualified_name for s in skills}
+            known = {s.qualified_name: s for s in skills}
             for path in self.catalogs:
                 report = load_catalog_report(path, base=self.catalog_base)
                 for problem in report.problems:
                     warnings.warn(f"{path}: {problem.message}", RuntimeWarning, stacklevel=2)
                 for skill in report.skills:
-                    if skill.qualified_name not in known:
-                        known.add(skill.qualified_name)
+                    used = known.get(skill.qualified_name)
+                    if used is None:
+                        known[skill.qualified_name] = skill
                         skills.append(skill)
+                    elif used.skill_file is None or used.skill_file != skill.skill_file:
+                        self.hidden_catalogue_skills.append((skill, used))
         return skills
 
     @property
@@ -687,6 +714,7 @@ class SkillRuntime:
         context_window: int | None = None,
         daemon_socket: str | None = None,
         progress: Callable[[str, int, int], None] | None = None,
+        commands: CommandLine | None = None,
     ) -> DoctorReport:
         """Diagnose this runtime's catalogue (docs/doctor.md): environment, shadowing,
         unreachable skills, risk, listing budget, and with ``queries`` (a labelled set)
@@ -699,8 +727,9 @@ class SkillRuntime:
         if isinstance(queries, (str, Path)):
             source = str(queries)
             queries = load_queries(queries)
+        skills = self.routable_skills()
         return diagnose(
-            self.routable_skills(),
+            skills,
             config=self.config,
             registry=self.registry,
             store=self.store,
@@ -713,6 +742,8 @@ class SkillRuntime:
             context_window=context_window,
             daemon_socket=daemon_socket,
             progress=progress or self.build_progress,
+            commands=commands,
+            hidden=self.hidden_catalogue_skills,
         )
 
     def why_not(self, query: str, skill: str) -> WhyNot:

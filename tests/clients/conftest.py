@@ -15,16 +15,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
+from client_env import client_env, prompt_argv, stop_daemons, trust
 from model_server import ModelServer, Recorded, running
 
 REPO = Path(__file__).resolve().parents[2]
@@ -103,77 +102,18 @@ class Agent:
         return self.server.model_requests()[before:]
 
     def _argv(self, text: str, resume: bool) -> list[str]:
-        if self.client == "claude-code":
-            return [
-                self.exe,
-                "-p",
-                text,
-                "--model",
-                "claude-sonnet-4-5",
-                *(["--continue"] if resume else []),
-            ]
-        if self.client == "codex":
-            if resume:
-                return [self.exe, "exec", "resume", "--last", text]
-            return [self.exe, "exec", text]
-        return [
-            self.exe,
-            "-p",
-            text,
-            "-m",
-            "gemini-2.5-flash",
-            *(["--resume", "latest"] if resume else []),
-        ]
+        return prompt_argv(self.client, self.bin, text, resume=resume)
 
     def new_project(self, name: str) -> Path:
         project = self.home.parent / name
         project.mkdir()
         subprocess.run(["git", "init", "-q", str(project)], check=True)
-        self.trust(project)
+        trust(self.client, self.home, project)
         return project
 
-    def trust(self, project: Path) -> None:
-        """What a user did once for this folder in the client (trusted it)."""
-        if self.client == "codex":
-            with (self.home / ".codex" / "config.toml").open("a") as fh:
-                fh.write(f'\n[projects."{project}"]\ntrust_level = "trusted"\n')
-        elif self.client == "gemini":
-            path = self.home / ".gemini" / "trustedFolders.json"
-            data = json.loads(path.read_text()) if path.exists() else {}
-            data[str(project)] = "TRUST_FOLDER"
-            path.write_text(json.dumps(data))
-
     def stop_daemons(self) -> None:
-        """End every `skillrt serve` this test's hooks started (their state is under
-        this test's cache folder)."""
-        mine = str(self.home.parent).encode()
-        for entry in os.listdir("/proc"):
-            if not entry.isdigit():
-                continue
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"serve" in argv and mine in argv and b"skillrt" in argv:
-                try:
-                    os.kill(int(entry), signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and _serving(mine):
-            time.sleep(0.1)
-
-
-def _serving(mine: bytes) -> bool:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                argv = Path(f"/proc/{entry}/cmdline").read_bytes()
-            except OSError:
-                continue
-            if b"serve" in argv and mine in argv and b"skillrt" in argv:
-                return True
-    return False
+        """End every `skillrt serve` this test's hooks started."""
+        stop_daemons(Path(self.env["XDG_CACHE_HOME"]))
 
 
 def skills_with_marker(folder: Path) -> None:
@@ -190,35 +130,7 @@ def agent(
     client = str(request.param)
     home = tmp_path / "home"
     home.mkdir()
-    env = {
-        "PATH": os.pathsep.join(
-            [str(Path(sys.executable).parent), str(client_bin), os.environ["PATH"]]
-        ),  # fmt: skip
-        "HOME": str(home),
-        "LANG": "C.UTF-8",
-        "TERM": "dumb",
-        "XDG_CACHE_HOME": str(tmp_path / "cache"),
-        "PYTHONPATH": str(REPO / "src"),
-        "SKILLRT_DAEMON_AUTOSTART": "1",  # the product as a user gets it
-        "NO_COLOR": "1",
-    }
-    if client == "claude-code":
-        env.update(ANTHROPIC_BASE_URL=model.url, ANTHROPIC_API_KEY="sk-test")
-        env.update(CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1", DISABLE_AUTOUPDATER="1")
-    elif client == "codex":
-        (home / ".codex").mkdir()
-        (home / ".codex" / "config.toml").write_text(
-            'model = "gpt-5"\nmodel_provider = "recorder"\n\n[model_providers.recorder]\n'
-            f'name = "recorder"\nbase_url = "{model.url}/v1"\nenv_key = "OPENAI_API_KEY"\n'
-            'wire_api = "responses"\n'
-        )
-        env.update(OPENAI_API_KEY="sk-test")
-    else:
-        (home / ".gemini").mkdir()
-        (home / ".gemini" / "settings.json").write_text(
-            json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}}})
-        )
-        env.update(GEMINI_API_KEY="test-key", GOOGLE_GEMINI_BASE_URL=model.url)
+    env = client_env(client, home, model.url, tmp_path / "cache", client_bin)
     agent = Agent(client, client_bin, home, tmp_path / "project", model, env)
     agent.project = agent.new_project("project")
     try:

@@ -102,11 +102,17 @@ def test_json_contract_and_findings(project: Path, capsys: pytest.CaptureFixture
     code, data = doctor(capsys, project, "--queries", str(queries), "--html", str(html))
     assert code == 0
     assert set(data) >= {"environment", "shadowing", "unreachable", "risk", "listing", "triggers"}
-    pair = data["shadowing"][0]
-    assert set(pair) >= {"skill", "shadowed_by", "score", "evidence", "words", "action", "kind"}
-    assert {pair["skill"], pair["shadowed_by"]} == {"pdf-forms", "pdf-forms-copy"}
-    assert pair["kind"] == "duplicate" and pair["action"].startswith("merge")
-    assert set(pair["evidence"][0]) == {"request", "source", "score", "own_score"}
+    assert set(data) >= {"findings", "stubs", "duplicates", "collisions", "disabled"}
+    # The copied body is one finding, "copy of", first: not a shadowing pair.
+    [copy] = data["duplicates"]
+    assert (copy["skill"], copy["copy_of"]) == ("pdf-forms-copy", "pdf-forms")
+    assert not copy["identical"] and 0 < copy["diff_lines"] < copy["lines"]
+    assert data["findings"][0]["kind"] == "duplicate"
+    assert data["findings"][0]["summary"].startswith("copy of pdf-forms")
+    assert "skillrt disable pdf-forms-copy --root" in copy["action"]
+    assert not any(
+        {p["skill"], p["shadowed_by"]} == {"pdf-forms", "pdf-forms-copy"} for p in data["shadowing"]
+    )
     risk = data["risk"]
     assert {r["skill"] for r in risk} == set(SKILLS)
     assert all(set(r) >= {"skill", "score", "reasons", "action"} for r in risk)

@@ -5,7 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from skillrt.doctor.confusion import Observation, observe
-from skillrt.doctor.findings import risk_entries, route_risk, shadow_pairs, unreachable_skills
+from skillrt.doctor.findings import (
+    risk_entries,
+    route_risk,
+    shadow_pairs,
+    skill_text,
+    unreachable_skills,
+)
 from skillrt.doctor.neighbours import Neighbourhood
 from skillrt.doctor.pseudo import PseudoRequest
 from skillrt.doctor.words import TermStats
@@ -27,10 +33,20 @@ HOOD = Neighbourhood(
     nearest=(((2, 0.6), (1, 0.4)), ((2, 0.5), (0, 0.4)), ((0, 0.6), (1, 0.5))),
     crowding=(0.5, 0.45, 0.55),
 )
+HOOD_SAME = Neighbourhood(
+    nearest=(((2, 0.95), (1, 0.4)), ((2, 0.5), (0, 0.4)), ((0, 0.95), (1, 0.5))),
+    crowding=(0.5, 0.45, 0.55),
+)
 
 
-def obs(skill: int, ranked: list[tuple[int, float, str]], text: str = "a request") -> Observation:
-    return observe(PseudoRequest(skill, text, "section: Usage", 0), ranked)
+def obs(
+    skill: int,
+    ranked: list[tuple[int, float, str]],
+    text: str = "a request",
+    source: str | None = None,
+) -> Observation:
+    """A routed request, drawn from a section of its own (``source``: another one)."""
+    return observe(PseudoRequest(skill, text, source or f"section: {text}", 0), ranked)
 
 
 def test_observe_reads_own_rank_rival_and_selection() -> None:
@@ -56,23 +72,29 @@ def test_route_risk_counts_losses_and_unsure_wins() -> None:
 def test_the_skill_losing_its_requests_is_the_riskiest() -> None:
     held = [obs(0, [(0, 0.95, "selected"), (1, 0.2, "below_threshold")])] * 4
     held += [obs(1, [(0, 0.7, "selected"), (1, 0.3, "below_threshold")])] * 4
-    risk = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65)
+    listed = {("docx-tools", "pdf-tools")}
+    risk = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65, listed=listed)
     assert [r.skill for r in risk][0] == "docx-tools"
     top = risk[0]
     assert top.routed_elsewhere == 1.0 and top.requests == 4
     assert "4 of 4 requests" in top.reasons[0] and "pdf-tools" in top.reasons[0]
-    assert "see shadowing" in top.action
+    assert top.action.startswith("see shadowing: docx-tools loses most of its requests")
+    # A pair that is not listed is not pointed at.
+    unlisted = risk_entries(SKILLS, held, HOOD, STATS, threshold=0.65)[0]
+    assert unlisted.action.startswith("docx-tools loses most of its requests to pdf-tools")
     helper = next(r for r in risk if r.skill == "helper")
     assert helper.routed_elsewhere is None and helper.requests == 0
     assert all(0.0 <= r.score <= 1.0 for r in risk)
 
 
+TEXTS = ["", "", ""]
+
+
 def test_shadowing_pairs_are_listed_once_worst_first_with_evidence() -> None:
     held = [obs(1, [(0, 0.8, "selected"), (1, 0.3, "below_threshold")], f"r{k}") for k in range(3)]
     held += [obs(1, [(1, 0.9, "selected"), (2, 0.4, "below_threshold")], "own")]
-    held += [obs(0, [(0, 0.7, "selected"), (1, 0.6, "below_threshold")], "back")]
-    sections = [frozenset(), frozenset(), frozenset()]
-    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, sections)
+    held += [obs(0, [(0, 0.9, "selected"), (1, 0.7, "below_threshold")], f"b{k}") for k in range(2)]
+    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, TEXTS, threshold=0.65)
     first = pairs[0]
     assert (first.skill, first.shadowed_by) == ("docx-tools", "pdf-tools")
     assert first.taken == 0.75 and first.requests == 4 and first.mutual
@@ -81,6 +103,7 @@ def test_shadowing_pairs_are_listed_once_worst_first_with_evidence() -> None:
     # pdf-tools -> docx-tools is the same pair the other way: not listed again.
     assert not any((p.skill, p.shadowed_by) == ("pdf-tools", "docx-tools") for p in pairs)
     assert [p.score for p in pairs] == sorted((p.score for p in pairs), reverse=True)
+    assert "--why-not docx-tools" in first.action and "skillrt route r0" in first.action
 
 
 def test_a_rival_right_behind_on_every_request_shadows_though_never_the_strongest() -> None:
@@ -90,7 +113,7 @@ def test_a_rival_right_behind_on_every_request_shadows_though_never_the_stronges
                     (2, 0.4, "below_threshold")], f"w{k}") for k in range(3)]  # fmt: skip
     held += [obs(1, [(0, 0.8, "selected"), (1, 0.3, "below_threshold"),
                      (2, 0.35, "below_threshold")], "lost")]  # fmt: skip
-    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, [frozenset()] * 3)
+    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, TEXTS, threshold=0.3)
     found = {(p.skill, p.shadowed_by): p for p in pairs}
     helper = found[("docx-tools", "helper")]
     assert helper.taken == 1.0 and helper.requests == 4 and not helper.mutual
@@ -104,11 +127,46 @@ def test_a_rival_right_behind_on_every_request_shadows_though_never_the_stronges
     ]
 
 
-def test_copied_bodies_are_duplicates_to_merge() -> None:
-    held = [obs(1, [(0, 0.8, "selected"), (1, 0.3, "below_threshold")])]
-    same = frozenset({"one section", "another section"})
-    pairs = shadow_pairs(SKILLS, held, HOOD, STATS, [same, same, frozenset()])
-    assert pairs[0].kind == "duplicate" and pairs[0].action.startswith("merge")
+def test_a_pair_needs_several_requests_the_rival_would_take() -> None:
+    """Issue 30: one request, or a rival under the threshold, is no finding."""
+    one = [obs(1, [(0, 0.9, "selected"), (1, 0.2, "below_threshold")], "alone")]
+    one += [obs(1, [(1, 0.9, "selected")], f"own{k}") for k in range(3)]
+    assert shadow_pairs(SKILLS, one, HOOD, STATS, TEXTS, threshold=0.65) == []
+    weak = [obs(1, [(0, 0.5, "selected"), (1, 0.2, "below_threshold")], f"w{k}") for k in range(4)]
+    assert shadow_pairs(SKILLS, weak, HOOD, STATS, TEXTS, threshold=0.65) == []
+    assert shadow_pairs(SKILLS, weak, HOOD, STATS, TEXTS, threshold=0.45) != []
+    # Two requests drawn from one section (its first sentence, then two) are one piece.
+    same = [
+        obs(1, [(0, 0.9, "selected"), (1, 0.2, "below_threshold")], t, "section: Safety")
+        for t in ("Avoid changes in production.", "Avoid changes in production. Redact.")
+    ]
+    assert shadow_pairs(SKILLS, same, HOOD, STATS, TEXTS, threshold=0.65) == []
+
+
+def test_text_the_rival_shares_is_no_evidence() -> None:
+    """Set-up steps both skills carry (issue 30: `gh auth status`) do not make a pair."""
+    shared = "Run the login command first to make sure you are authenticated here."
+    held = [
+        obs(1, [(0, 0.9, "selected"), (1, 0.2, "below_threshold")], shared, f"section: {k}")
+        for k in range(3)
+    ]
+    texts = [skill_text("x", [f"Setup. {shared} Then go."]), "", ""]
+    assert shadow_pairs(SKILLS, held, HOOD, STATS, texts, threshold=0.65) == []
+    assert shadow_pairs(SKILLS, held, HOOD, STATS, TEXTS, threshold=0.65) != []
+
+
+def test_stubs_and_copies_are_left_out_of_the_pairs() -> None:
+    held = [obs(1, [(0, 0.9, "selected"), (1, 0.2, "below_threshold")], f"r{k}") for k in range(3)]
+    assert shadow_pairs(SKILLS, held, HOOD, STATS, TEXTS, threshold=0.65) != []
+    for kw in ({"exclude": frozenset({0})}, {"exclude": frozenset({1})},
+               {"copies": frozenset({frozenset({0, 1})})}):  # fmt: skip
+        assert shadow_pairs(SKILLS, held, HOOD, STATS, TEXTS, threshold=0.65, **kw) == []  # type: ignore[arg-type]
+
+
+def test_near_identical_descriptions_are_a_duplicate_kind() -> None:
+    held = [obs(2, [(0, 0.8, "selected"), (2, 0.3, "below_threshold")], f"r{k}") for k in range(2)]
+    pairs = shadow_pairs(SKILLS, held, HOOD_SAME, STATS, TEXTS, threshold=0.65)
+    assert pairs[0].kind == "duplicate" and "describe nearly the same job" in pairs[0].action
 
 
 def test_unreachable_skills_and_why() -> None:

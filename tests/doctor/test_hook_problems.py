@@ -51,3 +51,18 @@ def test_a_healthy_install_has_no_problems(tmp_path: Path) -> None:
     )
     status = hook_status(project, None, environ={}, ask_codex=False)
     assert status["claude-code"]["installed"] and "problems" not in status["claude-code"]
+
+
+def test_a_local_setting_or_the_administrator_shadows_the_hook(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from skillrt.doctor import environment
+
+    project = tmp_path / "p"
+    settings(
+        project / ".claude" / "settings.json", {"hooks": {"UserPromptSubmit": [{"hooks": [OURS]}]}}
+    )
+    settings(project / ".claude" / "settings.local.json", {"disableAllHooks": True})
+    managed = tmp_path / "managed-settings.json"
+    settings(managed, {"allowManagedHooksOnly": True})
+    monkeypatch.setattr(environment, "CLAUDE_MANAGED_SETTINGS", str(managed))
+    status = hook_status(project, None, environ={}, ask_codex=False)
+    assert codes(status, "claude-code") == ["HOOKS_DISABLED", "HOOK_SHADOWED"]

@@ -21,15 +21,31 @@ def route(ts: float, selected: tuple[str, ...] = ("a",), ms: float = 5.0) -> Rou
 
 @pytest.mark.parametrize(
     ("span", "count", "label"),
-    [(5 * HOUR, 6, "%m-%d %H:00"), (10 * DAY, 11, "%Y-%m-%d"), (200 * DAY, 29, "%Y-%m-%d")],
+    [
+        (90.0, 10, "%H:%M:%S"),  # 10 s
+        (40 * 60.0, 41, "%m-%d %H:%M"),  # a minute
+        (5 * HOUR, 21, "%m-%d %H:%M"),  # 15 minutes
+        (10 * DAY, 41, "%m-%d %H:00"),  # 6 hours
+        (40 * DAY, 41, "%Y-%m-%d"),  # a day
+        (200 * DAY, 29, "%Y-%m-%d"),  # a week
+    ],
 )
-def test_buckets_by_hour_day_or_week(span: float, count: int, label: str) -> None:
+def test_the_bucket_follows_the_span(span: float, count: int, label: str) -> None:
     start = 1_700_000_000.0 - 1_700_000_000.0 % (7 * DAY)
     routes = [route(start), route(start + span / 2), route(start + span)]
     labels, groups = buckets(routes)
     assert len(labels) == len(groups) == count
     assert sum(len(g) for g in groups) == 3 and groups[0] and groups[-1]
     assert buckets([]) == ([], [])
+    fmt = {"%H:%M:%S": 8, "%m-%d %H:%M": 11, "%m-%d %H:00": 11, "%Y-%m-%d": 10}[label]
+    assert all(len(x) == fmt for x in labels)
+
+
+def test_two_dozen_routes_in_a_minute_are_a_line_not_a_dot() -> None:
+    """Issue 30.7: 24 routes drew one dot in one hourly bucket."""
+    start = 1_700_000_000.0
+    labels, groups = buckets([route(start + 2.5 * k) for k in range(24)])
+    assert len(groups) >= 5 and all(groups)
 
 
 def test_the_page_holds_every_chart() -> None:

@@ -58,23 +58,28 @@ def test_json_contract_and_the_winner(project: Path, capsys: pytest.CaptureFixtu
     assert set(w) >= {"skill", "rank", "score", "winner", "reasons", "threshold", "terms"}
     assert w["skill"] == "code-review" and w["winner"] == "commit-messages"
     assert w["threshold"] == pytest.approx(0.65)
-    # code-review's anti-triggers name commit messages: that, and the winner's terms.
-    assert codes(data)[-2:] == ["anti_trigger", "winner"]
+    # code-review's anti-triggers name commit messages: that, the winner and what
+    # decided, and the words (issue 30).
+    assert codes(data) == ["anti_trigger", "winner", "missing_words", "winner_words"]
+    assert w["decided_by"] in w["terms"]["winner"]
+    assert w["missing_words"] == ["commit", "message"] == w["winner_words"]
     assert w["rank"] > 1 and list(w["terms"]) == ["skill", "winner"]
     assert set(w["terms"]["skill"]) >= {"intent_match", "trigger_match", "total"}
     assert w["score"] == w["terms"]["skill"]["total"] < w["threshold"]
     assert w["terms"]["winner"]["trigger_match"] == 1.0
 
 
-def test_a_selected_skill_says_so_and_cold_start_shows(
+def test_a_selected_skill_says_so_and_cold_start_is_no_reason(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     query = "write a commit message for my staged changes"
     _, data = why_not(capsys, query, "commit-messages")
-    # A new installation has routed nothing yet: every skill is damped (cold start).
-    assert data["why_not"]["rank"] == 1 and codes(data) == ["cold_start", "selected"]
+    # A new installation has routed nothing yet: every skill is damped (cold start),
+    # which decided nothing here: it is said with the selection, not as a reason.
+    assert data["why_not"]["rank"] == 1 and codes(data) == ["selected"]
+    assert "damped" in data["why_not"]["reasons"][0]["message"]
     _, data = why_not(capsys, query, "commit-messages", "--no-cold-start")
-    assert codes(data) == ["selected"]
+    assert codes(data) == ["selected"] and "damped" not in data["why_not"]["reasons"][0]["message"]
 
 
 def test_manual_only_and_anti_trigger_gates(

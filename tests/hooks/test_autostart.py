@@ -33,10 +33,10 @@ def _daemons(state: Path) -> list[int]:
 
 @pytest.fixture
 def autostarted(project: Path, skills: Path) -> Iterator[Path]:
-    """The project, its hook allowed to start a daemon (idle after 4 s); every daemon
+    """The project, its hook allowed to start a daemon (idle after 20 s); every daemon
     of its state folder is ended afterwards, whatever the test did."""
     (project / ".git").mkdir()
-    (project / "skillrt.yaml").write_text("hook:\n  daemon_idle_s: 4\n")
+    (project / "skillrt.yaml").write_text("hook:\n  daemon_idle_s: 20\n")
     yield project
     state = hook_state(project)
     for pid in _daemons(state):
@@ -75,7 +75,7 @@ def test_the_first_prompt_starts_a_daemon_that_answers_the_next(
     status = json.loads(skillrt("serve", "--status", "--json", "--state", str(state),
                                 cwd=project).stdout)  # fmt: skip
     assert status["running"] and status["requests"] >= 1
-    # nobody asks for 4 s: it goes, cleaned up
+    # nobody asks for 20 s: it goes, cleaned up
     wait_for(lambda: not _daemons(state), timeout=60)
     assert not daemon_running(str(state)) and not (state / "skillrt.sock").exists()
     assert "idle_exit" in (state / "daemon.log").read_text()

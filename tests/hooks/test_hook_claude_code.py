@@ -239,3 +239,16 @@ def test_a_deeply_nested_transcript_line_is_skipped(
         run_hook(project, skills, "please do a code review of my pr", transcript=transcript)
     )
     assert out is not None and out["systemMessage"] == "Using skill: code-review"
+
+
+def test_codex_gets_a_context_its_own_limit_keeps_inline(project: Path, skills: Path) -> None:
+    """Codex replaces hook context past 2,500 tokens by a file the model must open: the
+    codex hook's budget is smaller (issue 27)."""
+    payload = claude_payload("$big-skill plan the database migration", project)
+    proc = skillrt(
+        "hook", "codex", "--root", str(skills), "--no-daemon", cwd=project, stdin=payload
+    )
+    out = hook_output(proc)
+    assert out is not None
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 7_000 and "## Steps" in context

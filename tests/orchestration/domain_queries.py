@@ -58,3 +58,71 @@ Q = {
         "build a hiring plan for the sales department",
     ],
 }
+
+#: The requests the docs use as examples (docs/orchestration.md, README): all technical.
+DOCS_EXAMPLES = (
+    "Add CSV export to the reports API",
+    "Add rate limiting to our REST API endpoints, with tests",
+    "add CSV export",
+    "Add CSV export",
+)
+
+#: A second set, written after the first and never used to choose the descriptions.
+MORE = {
+    "technical": [
+        "export the user table to CSV from the admin API",
+        "add pagination to the orders endpoint",
+        "the login page returns a 500 error after the last deploy",
+        "write a GraphQL resolver for the invoices type",
+        "set up a nightly backup of the MySQL database",
+        "add a dark mode toggle to the settings screen of our app",
+        "our nginx config drops websocket connections",
+        "upgrade the project from Python 3.9 to 3.12",
+        "parse the uploaded Excel file and store the rows in the database",
+        "add logging and metrics to the payment webhook handler",
+        "the iOS build fails with a signing error in Xcode",
+        "speed up the slow search query on the products page",
+    ],
+    "personal": [
+        "what should I cook tonight with chickpeas and spinach",
+        "help me plan my morning routine so I stop being late",
+        "how do I talk to my teenager about screen time",
+        "suggest a stretching routine for lower back pain",
+        "plan a surprise anniversary dinner for my partner",
+        "how much should I save each month for a holiday next summer",
+        "tips for potty training a toddler",
+        "a packing checklist for a beach vacation with kids",
+        "my houseplants keep dying, what am I doing wrong",
+        "I feel lonely since moving to a new city",
+        "choose a bike for riding to work and at weekends",
+        "organize a birthday party for my 6 year old",
+    ],
+    "creative": [
+        "write a bedtime story about a dragon who is afraid of the dark",
+        "come up with a plot twist for my thriller",
+        "write a poem for my grandmother's 90th birthday",
+        "invent a magic system for my fantasy novel",
+        "write dialogue for a comic strip about office cats",
+        "compose a melody for a jazz piano piece",
+        "describe an alien planet for a science fiction setting",
+        "write a sonnet about lost love",
+        "sketch ideas for a mural on a school wall",
+        "create a villain for my role-playing campaign",
+        "write the opening paragraph of a gothic novel",
+        "rap verses about summer in the city",
+    ],
+    "professional": [
+        "write the minutes of today's board meeting",
+        "prepare a pitch deck for investors",
+        "draft a reply to a customer complaint about a late delivery",
+        "create an onboarding plan for new sales hires",
+        "summarize this quarter's revenue and expenses for the CFO",
+        "write a LinkedIn post announcing our new office",
+        "prepare talking points for my salary negotiation",
+        "write a request for proposal for office cleaning services",
+        "plan the agenda for our annual company offsite",
+        "draft a performance improvement plan for an employee",
+        "compare three vendors' quotes for our CRM renewal",
+        "write a press release about our product launch",
+    ],
+}

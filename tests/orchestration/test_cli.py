@@ -179,14 +179,45 @@ def test_manual_mode_human_prints_the_prompt(project: Path) -> None:
 
 
 def test_dry_run_shows_the_first_prompt_and_waits(project: Path) -> None:
+    """A dry run runs no agent: nothing failed, nothing is blocked, and it says so; the
+    run waits at phase 1 and a real runner takes it from there (issue 30)."""
     data = run_json(project, "workflow", "start", "develop-feature", QUERY, "--dry-run")
-    assert data["dry_run"] is True and data["state"] == "blocked"
-    started = [e for e in data["events"] if e["kind"] == "phase_started"]
-    assert len(started) == 1 and "## Phase instructions" in started[0]["prompt"]
-    assert "resume" in data["note"]
+    assert data["dry_run"] is True and data["state"] == "triggering_agents"
+    assert data["blocked_from"] is None and data["last_error"] is None
+    kinds = [e["kind"] for e in data["events"]]
+    assert "phase_failed" not in kinds and "blocked" not in kinds
+    [shown] = [e for e in data["events"] if e["kind"] == "phase_awaiting"]
+    assert "## Phase instructions" in shown["prompt"] and shown["extra"]["dry_run"] is True
+    assert [p["state"] for p in data["phases"]] == ["running", "pending", "pending", "pending"]
+    assert "resume" in data["note"] and "nothing failed" in data["note"]
     human = run(project, "workflow", "start", "develop-feature", QUERY, "--dry-run")
+    assert human.returncode == 0
     assert "----- BEGIN PROMPT (clarification) -----" in human.stdout
-    assert "dry run" in human.stdout
+    assert "dry run: no agent ran" in human.stdout
+    assert not [ln for ln in human.stdout.splitlines() if ln.startswith("BLOCKED [")]
+    assert ": FAILED:" not in human.stdout
+    log = project / "agents.log"
+    done = run_json(project, "workflow", "resume", data["run_id"], "--runner-cmd", agent_cmd(log))
+    assert done["state"] == "completed"
+    assert log_counts(log) == Counter(
+        {"clarification": 1, "research": 1, "implementation": 1, "verification": 1}
+    )
+
+
+def test_a_resume_that_completes_the_run_says_so_once(project: Path) -> None:
+    """The completing resume ends with the marker, not with "already complete" (which is
+    for a resume that found the run complete)."""
+    log = project / "agents.log"
+    err = run_json(
+        project, "workflow", "start", "develop-feature", QUERY,
+        "--runner-cmd", agent_cmd(log, "--fail-in", "research"), code=1,
+    )["error"]  # fmt: skip
+    done = run(project, "workflow", "resume", err["run_id"], "--runner-cmd", agent_cmd(log))
+    lines = done.stdout.rstrip().splitlines()
+    assert lines[-1] == "SKILL_ORCHESTRATION_COMPLETE"
+    assert "already complete" not in done.stdout
+    again = run(project, "workflow", "resume", err["run_id"])
+    assert again.stdout.strip() == f"run {err['run_id']} is already complete"
 
 
 @pytest.mark.parametrize(
@@ -220,7 +251,7 @@ def test_no_bypass_option_exists() -> None:
     """Seed 002 invariant 6: phase advancement blocks on verification; nothing skips it."""
     parsers = _workflow_parsers()
     assert set(parsers) == {"start", "status", "resume", "list", "advance"}
-    globals_ = {"-h", "--help", "--root", "--config", "--state", "--json"}
+    globals_ = {"-h", "--help", "--root", "--config", "--state", "--json", "--no-client-roots"}
     runner = {
         "--runner",
         "--runner-cmd",

@@ -149,10 +149,21 @@ def test_resume_rebuilds_the_openai_runner_and_reads_the_key_again(
 
     # Resumed with no runner option: the run's own runner, whose key is not set here.
     no_key = {k: v for k, v in cli_env().items() if k != "OPENAI_API_KEY"}
+    before = cli(project, "workflow", "status", run_id, "--transitions")
     err = cli(project, "workflow", "resume", run_id, code=1, env=no_key)["error"]
     assert err["code"] == "E_CONFIG" and err["reason"] == "api_key_missing"
     assert err["key"] == "OPENAI_API_KEY" and "OPENAI_API_KEY" in err["message"]
-    assert cli(project, "workflow", "status", run_id)["state"] == "blocked"  # unchanged
+    # Nothing else changes (issue 30): no transition, no event, the same blocked run.
+    human = subprocess.run(
+        skillrt_cmd("workflow", "resume", run_id), cwd=project, env=no_key,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert human.returncode == 1 and "E_CONFIG" in human.stderr
+    assert "BLOCKED" not in human.stdout and human.stdout.strip() == ""
+    after = cli(project, "workflow", "status", run_id, "--transitions")
+    assert after["state"] == "blocked"
+    assert after["transitions_log"] == before["transitions_log"]
+    assert after["updated_at"] == before["updated_at"]
 
     done = cli(project, "workflow", "resume", run_id, env=cli_env(OPENAI_API_KEY=KEY))
     assert done["state"] == "completed"
@@ -192,6 +203,19 @@ def test_a_text_only_command_runs_the_whole_workflow(project: Path) -> None:
     # Each phase saw the earlier phases' files, written from their replies.
     research = Path(done["phases"][1]["memory_file"]).read_text("utf-8")
     assert "- TASK-clarification-memory.md" in research
+
+
+def test_an_empty_reply_is_said_to_be_one(project: Path) -> None:
+    """A text model that answers nothing: the error says the reply was empty, not that
+    the agent "has not written" a file (issue 30)."""
+    log = project / "agents.log"
+    runner = text_agent(log, "--skip-in", "research")
+    err = cli(
+        project, "workflow", "start", "develop-feature", QUERY, "--runner-cmd", runner, code=1
+    )["error"]
+    assert err["code"] == "E_MEMORY_VERIFICATION_FAILED" and err["reason"] == "empty_reply"
+    assert "reply was empty" in err["message"] and "has not written" not in err["message"]
+    assert log_counts(log)["research"] == 2  # one retry, told why
 
 
 def test_an_agentic_command_writes_its_own_files(project: Path) -> None:

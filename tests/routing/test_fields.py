@@ -188,11 +188,13 @@ def test_an_index_build_reports_progress_and_is_incremental(tmp_path: Path) -> N
         )
 
     build()
-    phases = {what for what, _, _ in calls}
+    phases = {what.split(" of ")[0] for what, _, _ in calls}
     assert phases == {"reading skills", "embedding vectors"}
     assert ("reading skills", 3, 3) in calls
-    last = [c for c in calls if c[0] == "embedding vectors"][-1]
-    assert last[1] == last[2] > 0
+    embedding = [c for c in calls if c[0].startswith("embedding vectors")]
+    # From 0 to the whole, in characters (a long text weighs more than a short one).
+    assert embedding[0][1] == 0 and embedding[-1][1] == embedding[-1][2] > 0
+    assert [c[1] for c in embedding] == sorted(c[1] for c in embedding)
     calls.clear()
     build()
     assert calls == []  # nothing new: nothing read, nothing embedded
@@ -201,7 +203,10 @@ def test_an_index_build_reports_progress_and_is_incremental(tmp_path: Path) -> N
     )
     build()
     assert ("reading skills", 1, 1) in calls
-    assert [c for c in calls if c[0] == "embedding vectors"][-1][2] == 1  # one new section
+    # One new section: "embedding vectors of 1 text", its characters the total.
+    new = [c for c in calls if c[0].startswith("embedding vectors")]
+    assert new[-1][0] == "embedding vectors of 1 text"
+    assert new[-1][2] == len("Part: A new text entirely.")
     store.close()
 
 

@@ -238,7 +238,10 @@ def test_the_hook_does_not_wait_on_a_silent_store(
     with silent(cluster, pg.location):
         answer = hook("check this sql query for injection")
     assert answer is not None and answer["systemMessage"] == "Using skill: sql-review"
-    log = (project / ".skillrt" / "hook.log").read_text()
+    from skillrt.hooks.locations import default_state_dir
+
+    # the hook's log, in the user's cache folder (the hook writes nothing in the project)
+    log = (Path(default_state_dir(str(project), os.environ)) / "hook.log").read_text()
     assert "state store" in log and "kept in" in log  # what it could not do, and where
     assert hook("plan a database migration") is not None  # reaches the store: the outbox too
     assert len(route_events(pg.location, pg.schema or "")) == 3

@@ -12,6 +12,7 @@ from skillrt.cli.routing_cmds import BACKENDS, add_catalogue_options
 
 if TYPE_CHECKING:
     from skillrt.cli.context import CliContext
+    from skillrt.doctor.commands import CommandLine
     from skillrt.doctor.model import DoctorReport
 
 
@@ -83,17 +84,34 @@ def cmd_doctor(ctx: CliContext) -> int:
         context_window=args.context_window,
         daemon_socket=args.socket or os.environ.get("SKILLRT_SOCKET") or None,
         progress=ProgressBar().build,
+        commands=command_line(ctx),
     )
     if html_path is not None:
         from skillrt.atomic import atomic_write_text
         from skillrt.doctor.html import render_html
 
         try:
-            atomic_write_text(html_path, render_html(report))
+            atomic_write_text(html_path, render_html(report), shared=True)
         except OSError as exc:
             raise UsageError(f"cannot write {html_path}: {exc}", path=str(html_path)) from exc
     ctx.emit(report, lambda: render(report, top=args.top, html=html_path))
     return 0
+
+
+def command_line(ctx: CliContext) -> CommandLine:
+    """The doctor's own inputs, as the user gave them: every command it prints repeats
+    them, so it runs as printed from the same folder."""
+    from skillrt.doctor.commands import CommandLine
+
+    args = ctx.args
+    return CommandLine.of(
+        roots=getattr(args, "root", None),
+        catalogs=args.catalog,
+        base=args.base,
+        state=getattr(args, "state", None),
+        config=getattr(args, "config", None),
+        backend=args.backend,
+    )
 
 
 def _pct(value: float | None) -> str:
@@ -134,6 +152,22 @@ def render(report: DoctorReport, *, top: int, html: Path | None = None) -> str:
         lines.append(f"  extra {extra['extra']} missing ({extra['for']}): {extra['install']}")
     for problem in env.problems:
         lines.append(f"  ! {problem}")
+
+    lines += ["", bold(f"Act on these first ({len(report.findings)})")]
+    if report.findings:
+        rows = [
+            [str(k), f.kind, f.skill, f.summary, f.action]
+            for k, f in enumerate(report.findings[:top], start=1)
+        ]
+        lines.append(table(["#", "KIND", "SKILL", "FINDING", "ACTION"], rows))
+        if len(report.findings) > top:
+            lines.append(f"  ... {len(report.findings) - top:,} more (--top N, or --json)")
+    else:
+        lines.append("  nothing: no collision, stub, duplicate or shadowing pair")
+    if report.disabled:
+        lines.append(
+            f"  disabled ({len(report.disabled)}, not diagnosed): " + ", ".join(report.disabled)
+        )
 
     lines += ["", bold(f"Shadowing ({len(report.shadowing)} pairs; worst first)")]
     rows = [

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from typing import TextIO
 
 
 def use_colour() -> bool:
@@ -32,28 +34,54 @@ class ProgressBar:
     """A one-line progress bar on stderr, only when stderr is a terminal.
 
     Called as ``bar(done, total)``, or ``bar.build(what, done, total)`` for an index
-    build (which reports each phase: reading skills, embedding vectors, ...).
+    build (which reports each phase: reading skills, embedding vectors, ...). Once a
+    phase has run a second, the bar says how long the rest should take, at the pace so
+    far (:func:`estimate`); ``done`` and ``total`` may count anything that takes
+    evenly long (the vector cache counts characters, so long texts weigh more).
     """
 
-    def __init__(self) -> None:
-        self.enabled = sys.stderr.isatty()
-        self._last: tuple[str, int] = ("", -1)
+    def __init__(self, *, stream: TextIO | None = None, clock: Callable[[], float] | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = stream is not None or sys.stderr.isatty()
+        self._clock = clock or time.monotonic
+        self._last: tuple[str, int, str] = ("", -1, "")
+        #: When each phase started (its first report).
+        self._started: dict[str, float] = {}
 
     def __call__(self, done: int, total: int, what: str = "") -> None:
         if not self.enabled or total <= 0:
             return
-        pct = done * 100 // total
-        if (what, pct) == self._last and done != total:
+        now = self._clock()
+        started = self._started.setdefault(what, now)
+        if done == 0:
+            self._started[what] = started = now
+        pct = min(100, done * 100 // total)
+        eta = estimate(now - started, done, total) if done < total else ""
+        if (what, pct, eta) == self._last and done != total:
             return
-        self._last = (what, pct)
+        self._last = (what, pct, eta)
         width = 30
-        filled = width * done // total
+        filled = min(width, width * done // total)
         bar = "#" * filled + "-" * (width - filled)
         label = f"{what} " if what else ""
-        sys.stderr.write(f"\r{label}[{bar}] {done}/{total} ({pct}%)")
-        if done == total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+        tail = f", about {eta} left" if eta else ""
+        # Pad over a longer line drawn before (the estimate shrinks).
+        self.stream.write(f"\r{label}[{bar}] {pct}%{tail}\033[K")
+        if done >= total:
+            self.stream.write("\n")
+            self._started.pop(what, None)
+        self.stream.flush()
 
     def build(self, what: str, done: int, total: int) -> None:
         self(done, total, what)
+
+
+def estimate(elapsed: float, done: int, total: int) -> str:
+    """The time the rest of a job should take at its pace so far ("" until a second of
+    it has run and some of it is done): "12 s", "3 min"."""
+    if elapsed < 1.0 or done <= 0 or done >= total:
+        return ""
+    left = elapsed * (total - done) / done
+    if left < 60:
+        return f"{max(1, round(left))} s"
+    return f"{round(left / 60)} min"

@@ -205,9 +205,23 @@ def render_why_not(result: WhyNot) -> str:
     if result.terms:
         keys = list(next(iter(result.terms.values())))
         cols = list(result.terms)
-        rows = [[k, *(f"{result.terms[c][k]:.2f}" for c in cols)] for k in keys]
-        lines += ["", table(["TERM", *(c.upper() for c in cols)], rows)]
+        rows = [
+            [TERM_READING.get(k, k) + (" <- decided" if k == result.decided_by else ""),
+             *(f"{result.terms[c][k]:.2f}" for c in cols)]
+            for k in keys
+        ]  # fmt: skip
+        head = [result.skill if c == "skill" else (result.winner or c) for c in cols]
+        lines += ["", table(["TERM (higher favours the skill)", *head], rows)]
     return "\n".join(lines)
+
+
+#: How to read each term's value in the why-not table: every term is higher the
+#: better for the skill, penalties included (1 = no conflict, 1 = cheap).
+TERM_READING = {
+    "cost_penalty": "cost_penalty (1 cheap, 0 costly)",
+    "conflict_penalty": "conflict_penalty (1 none, 0 anti-trigger)",
+    "context_readiness": "context_readiness (0 missing prereqs)",
+}
 
 
 def render_route(result: RouteResult, *, explain: bool = False) -> str:
@@ -335,7 +349,7 @@ def _write_per_query(path: Path, report: EvalReport) -> None:
     from skillrt.serialize import to_json
 
     lines = [to_json(o) for o in report.outcomes]
-    atomic_write_text(path, "".join(f"{line}\n" for line in lines))
+    atomic_write_text(path, "".join(f"{line}\n" for line in lines), shared=True)
 
 
 def _pct(value: float | None) -> str:

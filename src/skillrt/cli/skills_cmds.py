@@ -34,9 +34,19 @@ def register(
     p.add_argument("--budget", type=int, metavar="CHARS", help="character budget")
     p.set_defaults(handler=cmd_catalog)
 
+    from skillrt.cli.routing_cmds import add_catalogue_options
+
     for name, enabled in (("enable", True), ("disable", False)):
-        p = sub.add_parser(name, parents=[common], help=f"{name} a skill (persisted)")
+        p = sub.add_parser(
+            name,
+            parents=[common],
+            help=f"{name} a skill (persisted)",
+            description=f"{name.capitalize()} a skill of the roots or, with --catalog, of a "
+            "JSONL catalogue (as route, eval and doctor read it); the state is kept in the "
+            "state folder.",
+        )
         p.add_argument("name", metavar="NAME")
+        add_catalogue_options(p)
         p.set_defaults(handler=cmd_enable if enabled else cmd_disable)
 
 
@@ -178,7 +188,17 @@ def cmd_catalog(ctx: CliContext) -> int:
 
 
 def _set(ctx: CliContext, enabled: bool) -> int:
-    skill = ctx.runtime.enable(ctx.args.name) if enabled else ctx.runtime.disable(ctx.args.name)
+    args = ctx.args
+    if args.catalog:
+        from skillrt.cli.routing_cmds import catalogue_only
+
+        config = ctx.config()
+        if not getattr(args, "root", None):
+            config = catalogue_only(config)
+        runtime = ctx.open_runtime(config=config, catalogs=args.catalog, catalog_base=args.base)
+    else:
+        runtime = ctx.runtime
+    skill = runtime.enable(args.name) if enabled else runtime.disable(args.name)
     word = "enabled" if enabled else "disabled"
     ctx.emit({"name": skill.qualified_name, "enabled": enabled}, f"{skill.qualified_name} {word}")
     return 0

@@ -183,7 +183,7 @@ def cmd_stats(ctx: CliContext) -> int:
 
         path = Path(ctx.args.html)
         try:
-            atomic_write_text(path, ctx.runtime.stats_html(since=since))
+            atomic_write_text(path, ctx.runtime.stats_html(since=since), shared=True)
         except OSError as exc:
             raise UsageError(f"cannot write {path}: {exc}", path=str(path)) from exc
     ctx.emit(report, lambda: render(report, top=ctx.args.top))

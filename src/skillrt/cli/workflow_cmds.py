@@ -169,8 +169,11 @@ class _Printer:
         self.json = ctx.json
         self.show_prompts = show_prompts
         self.events: list[dict[str, Any]] = []
+        #: Events heard (printed or collected): what this invocation did.
+        self.heard = 0
 
     def __call__(self, event: WorkflowEvent) -> None:
+        self.heard += 1
         if self.json:
             from skillrt.serialize import to_jsonable
 
@@ -278,25 +281,20 @@ def _result(status: WorkflowStatus, printer: _Printer, **extra: Any) -> dict[str
 
 
 def _drive(ctx: CliContext, action: Callable[[_Printer], WorkflowStatus]) -> int:
-    from skillrt.errors import MemoryVerificationFailed
-
     printer = _Printer(ctx, show_prompts=bool(getattr(ctx.args, "show_prompts", False)))
     dry_run = bool(getattr(ctx.args, "dry_run", False))
     if dry_run:
         printer.show_prompts = True
-    try:
-        status = action(printer)
-    except MemoryVerificationFailed as exc:
-        if not dry_run or exc.reason != "missing":
-            raise
-        # A dry run stops here by design: no agent wrote the memory file.
-        run_id = str(exc.run_id)
-        status = ctx.runtime.workflows().status(run_id)
+    status = action(printer)
+    if dry_run and not status.complete:
+        # A dry run runs no agent: it shows the next phase's prompt, and the run waits.
+        waiting = next((p for p in status.phases if p.state != "verified"), None)
+        where = f"at phase '{waiting.phase_id}'" if waiting is not None else f"at {status.state}"
         note = (
-            "dry run: the prompt above is what the phase agent would get; no agent wrote "
-            f"the memory file, so the run waits at this phase. Continue with "
-            f"`skillrt workflow resume {run_id} --runner-cmd CMD` (or --runner openai "
-            "--base-url URL --model M, or --manual)."
+            f"dry run: no agent ran; run {status.run_id} waits {where} (nothing failed). "
+            f"Continue with `skillrt workflow resume {status.run_id} --runner-cmd CMD` (or "
+            "--runner openai --base-url URL --model M), or write the memory file and "
+            "`skillrt workflow advance`."
         )
         ctx.emit(_result(status, printer, dry_run=True, note=note), note)
         return 0
@@ -346,7 +344,7 @@ def cmd_resume(ctx: CliContext) -> int:
             observer=printer,
             checkpoint=_checkpoint(),
         )
-        if status.complete and not printer.events and not ctx.json:
+        if status.complete and not printer.heard and not ctx.json:
             sys.stdout.write(f"run {status.run_id} is already complete\n")
         return status
 

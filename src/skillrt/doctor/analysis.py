@@ -7,6 +7,8 @@
 3. Each fold's requests through that fold's leave-out router
    (:mod:`skillrt.doctor.folds`): risk and shadowing.
 4. Each skill's first few requests through the unchanged router: unreachable skills.
+5. Stubs and copies (:mod:`skillrt.doctor.stubs`, :mod:`skillrt.doctor.copies`), from
+   the same fields: findings of their own, left out of the pairs and the unreachable.
 
 Stats and cold start are off (as in ``skillrt eval``): the doctor judges the catalogue,
 not one installation's history. Nothing is recorded.
@@ -21,11 +23,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from skillrt.doctor.commands import CommandLine
 from skillrt.doctor.confusion import Observation, route_requests
-from skillrt.doctor.findings import risk_entries, shadow_pairs, unreachable_skills
+from skillrt.doctor.copies import Copy, find_copies
+from skillrt.doctor.findings import risk_entries, shadow_pairs, skill_text, unreachable_skills
 from skillrt.doctor.model import RiskEntry, ShadowPair, Unreachable
 from skillrt.doctor.neighbours import Neighbourhood, neighbourhood
 from skillrt.doctor.pseudo import FOLDS, PseudoRequest, by_fold, per_skill_limit, pseudo_requests
+from skillrt.doctor.stubs import Stub, find_stubs
 from skillrt.doctor.words import TermStats
 
 if TYPE_CHECKING:
@@ -53,6 +58,8 @@ class Analysis:
     held_out: tuple[Observation, ...]
     router: Router
     summary: dict[str, Any]
+    stubs: tuple[Stub, ...] = ()
+    copies: tuple[Copy, ...] = ()
 
 
 def analyse(
@@ -64,8 +71,11 @@ def analyse(
     env: dict[str, str] | None = None,
     samples: int | None = None,
     progress: BuildProgress | None = None,
+    commands: CommandLine | None = None,
 ) -> Analysis:
-    """Route every skill's pseudo-requests and derive the findings (module docstring)."""
+    """Route every skill's pseudo-requests and derive the findings (module docstring).
+
+    ``commands``: how the findings' commands are written (the caller's flags)."""
     from skillrt.doctor.encodings import EncodingCache, cached_queries
     from skillrt.doctor.folds import fold_router, section_terms
     from skillrt.routing.fields import load_fields
@@ -77,6 +87,9 @@ def analyse(
     real = resolve_backend(cfg.embedding_backend, cfg)
     backend = cached_queries(real) if real is not None else None
     fields = load_fields(skills, store, progress=progress)
+    stubs = find_stubs(skills, fields)
+    stub_at = frozenset(x.position for x in stubs)
+    copies = find_copies(skills, fields, _body_reader(skills), skip=stub_at)
     limit = per_skill_limit(len(skills), samples)
     requests = [
         r for i, s in enumerate(skills) for r in pseudo_requests(i, s, fields[i], limit=limit)
@@ -122,7 +135,10 @@ def analyse(
         for s, f in zip(skills, fields, strict=True)
     ]
     stats = TermStats(fields, texts)
-    sections = [frozenset(s.text for s in f.sections) for f in fields]
+    own_texts = [
+        skill_text(s.description, [x.text for x in f.sections])
+        for s, f in zip(skills, fields, strict=True)
+    ]
     del fields, texts
     router = Router.from_skills(
         skills,
@@ -141,9 +157,33 @@ def analyse(
     probed = route_requests(router, backend, cache, probes, progress=step)
     hood = neighbourhood(router.index)
     threshold = cfg.selection_threshold
-    risk = risk_entries(skills, held, hood, stats, threshold)
-    shadowing = shadow_pairs(skills, held, hood, stats, sections)
-    unreachable = unreachable_skills(skills, probed, router.index.enabled, stats, threshold)
+    names = router.index.names
+    own_finding = {x.position: "a stub: fill it in or remove it (see stubs)" for x in stubs}
+    for c in copies:
+        own_finding.setdefault(c.original, f"{names[c.position]} is a copy of it (see duplicates)")
+        own_finding[c.position] = f"a copy of {names[c.original]} (see duplicates)"
+    shadowing = shadow_pairs(
+        skills,
+        held,
+        hood,
+        stats,
+        own_texts,
+        threshold=threshold,
+        commands=commands,
+        exclude=stub_at,
+        copies=frozenset(frozenset((c.position, c.original)) for c in copies),
+    )
+    listed = {(p.skill, p.shadowed_by) for p in shadowing}
+    risk = risk_entries(skills, held, hood, stats, threshold, actions=own_finding, listed=listed)
+    unreachable = unreachable_skills(
+        skills,
+        probed,
+        router.index.enabled,
+        stats,
+        threshold,
+        skip=frozenset(own_finding),
+        commands=commands,
+    )
     summary = {
         "skills": len(skills),
         "pseudo_requests": len(requests),
@@ -166,7 +206,25 @@ def analyse(
         held_out=tuple(held),
         router=router,
         summary=summary,
+        stubs=tuple(stubs),
+        copies=tuple(copies),
     )
+
+
+def _body_reader(skills: Sequence[Skill]) -> Callable[[int], str | None]:
+    """Reads skill ``i``'s SKILL.md body through the loader (None: none, or unreadable)."""
+    from skillrt.errors import SkillrtError
+    from skillrt.loading.loader import read_skill_body
+
+    def read(i: int) -> str | None:
+        if skills[i].skill_file is None:
+            return None
+        try:
+            return read_skill_body(skills[i]).text
+        except SkillrtError:
+            return None
+
+    return read
 
 
 def _batched(router: Router) -> None:

@@ -26,6 +26,8 @@ __all__ = ["EXTRAS", "environment", "hook_status", "missing_extras"]
 
 #: Seconds the daemon gets to answer ``status``.
 DAEMON_TIMEOUT_S = 2.0
+#: Claude Code's managed (administrator) settings on Linux.
+CLAUDE_MANAGED_SETTINGS = "/etc/claude-code/managed-settings.json"
 #: Seconds Codex's app server gets to list its hooks.
 CODEX_TIMEOUT_S = 15.0
 #: Folders a check of an unsearched client folder visits at most.
@@ -118,7 +120,7 @@ def hook_status(
 ) -> dict[str, Any]:
     """Per client: whether a config file (project or user) runs ``skillrt hook
     <client>``, and why such a hook would not run: ``problems``, each ``{"code",
-    "message", "fix"}`` (HOOKS_DISABLED, HOOK_DISABLED, HOOK_UNTRUSTED,
+    "message", "fix"}`` (HOOKS_DISABLED, HOOK_DISABLED, HOOK_SHADOWED, HOOK_UNTRUSTED,
     HOOK_NOT_LOADED, FOLDER_UNTRUSTED, INSTALLED_TWICE). Codex's own view of its hooks
     (loaded? trusted?) is asked of its app server when ``codex`` is on PATH (bounded)."""
     from skillrt.install.targets import is_our_hook
@@ -192,13 +194,24 @@ def _hook_problems(
             f"keep one: skillrt install {client} --uninstall (here) or --user --uninstall",
         ))  # fmt: skip
     if client == "claude-code":
-        for scope, data in settings:
+        errors: list[str] = []
+        local = _read_json(project / ".claude" / "settings.local.json", errors)
+        managed = _read_json(Path(CLAUDE_MANAGED_SETTINGS), errors)
+        layers = [*settings, *([("project-local", local)] if local else [])]
+        for scope, data in layers:
             if data.get("disableAllHooks") is True:
                 problems.append(_problem(
                     "HOOKS_DISABLED",
                     f"the {scope} settings say disableAllHooks: Claude Code runs no hook",
                     "remove disableAllHooks from that settings.json",
                 ))  # fmt: skip
+        if managed and managed.get("allowManagedHooksOnly") is True:
+            problems.append(_problem(
+                "HOOK_SHADOWED",
+                f"{CLAUDE_MANAGED_SETTINGS} says allowManagedHooksOnly: Claude Code runs only "
+                "the hooks your administrator manages, not this one",
+                "ask for skillrt's hook in the managed settings",
+            ))  # fmt: skip
     elif client == "gemini":
         for scope, data in settings:
             raw = data.get("hooksConfig")

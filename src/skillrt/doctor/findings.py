@@ -20,16 +20,28 @@
   behind on them is the one such a request goes to (measured: counting only the
   strongest other skill finds fewer of the real misroutes, docs/doctor.md). Ties go to
   the rival ranked higher on them. At most three per skill; a pair found both ways is
-  listed once, the stronger way, marked ``mutual``.
+  listed once, the stronger way, marked ``mutual``. A pair is listed only when it rests
+  on several requests on which B passes the selection threshold, drawn from
+  :data:`STRONG_EVIDENCE` different parts of A (sections, description clauses): one
+  request, two drawn from one sentence, or a rival that would not be selected anyway,
+  is no finding.
+  Requests whose text B has too (shared set-up steps, a copied paragraph) are no
+  evidence for the pair: B wins them by quoting them, not by doing A's job.
 * **Unreachable**: a skill that, routed its own sentences through the unchanged router,
   is never the selected skill.
+
+Stubs and copies (:mod:`skillrt.doctor.stubs`, :mod:`skillrt.doctor.copies`) are
+findings of their own; the caller leaves them out of the pairs (``exclude``, ``copies``)
+and the unreachable skills, and their risk entry points at them.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from skillrt.doctor.commands import CommandLine
 from skillrt.doctor.confusion import Observation
 from skillrt.doctor.model import Evidence, RiskEntry, ShadowPair, Unreachable
 from skillrt.doctor.neighbours import Neighbourhood
@@ -43,6 +55,11 @@ RIVALS_PER_SKILL = 3
 #: Descriptions this similar (or bodies sharing half their sections) are duplicates.
 DUPLICATE_SIMILARITY = 0.9
 EVIDENCE_KEPT = 3
+#: Parts of a skill (sections, description clauses) on whose requests the rival passes
+#: the threshold that a pair needs to be listed.
+STRONG_EVIDENCE = 2
+#: Words a sentence needs to count as text two skills share.
+SHARED_WORDS = 5
 #: A description this generic gets its own reason and action.
 GENERIC = 0.6
 
@@ -76,8 +93,15 @@ def risk_entries(
     hood: Neighbourhood,
     stats: TermStats,
     threshold: float,
+    *,
+    actions: Mapping[int, str] | None = None,
+    listed: set[tuple[str, str]] | None = None,
 ) -> list[RiskEntry]:
-    """Every skill's risk entry, worst first (see the module docstring)."""
+    """Every skill's risk entry, worst first (see the module docstring).
+
+    ``actions``: the action of skills with a finding of their own (a stub, a copy),
+    which says what to do about them better than their risk does; ``listed``: the
+    shadowing pairs listed (an action points at one only when it is there)."""
     names, per_skill = _by_skill(skills, held_out)
     out: list[RiskEntry] = []
     for i, obs in enumerate(per_skill):
@@ -117,7 +141,10 @@ def risk_entries(
         if rivals and rivals.most_common(1)[0][1] * 2 >= len(obs):
             j = rivals.most_common(1)[0][0]
             sep = stats.separating(i, j)
-            action = f"see shadowing: {names[i]} loses most of its requests to {names[j]}"
+            listed_pair = {(names[i], names[j]), (names[j], names[i])} & (listed or set())
+            action = ("see shadowing: " if listed_pair else "") + (
+                f"{names[i]} loses most of its requests to {names[j]}"
+            )
             if sep:
                 action += f"; say what only it covers ({', '.join(sep)})"
         elif obs and routed is not None and routed >= 0.5:
@@ -134,6 +161,8 @@ def risk_entries(
             action = f"merge it with {near[0][0]} or tell them apart: they describe the same"
         else:
             action = "nothing urgent" if score < 0.5 else "check it against its nearest skills"
+        if actions is not None and i in actions:
+            action = actions[i]
         out.append(
             RiskEntry(
                 skill=names[i],
@@ -151,10 +180,21 @@ def risk_entries(
     return out
 
 
-def _shared_sections(a: int, b: int, sections: Sequence[frozenset[str]]) -> bool:
-    """The two bodies share at least half of the smaller one's sections (a copy)."""
-    sa, sb = sections[a], sections[b]
-    return bool(sa) and bool(sb) and len(sa & sb) * 2 >= min(len(sa), len(sb))
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def skill_text(description: str, sections: Sequence[str]) -> str:
+    """A skill's text as :func:`shadow_pairs` compares sentences with it."""
+    return " ".join(" ".join([description, *sections]).split()).lower()
+
+
+def _shared(request: str, other: str) -> bool:
+    """A sentence of ``request`` (5+ words) is in ``other``'s text word for word."""
+    for sentence in _SENTENCE.split(request):
+        words = sentence.split()
+        if len(words) >= SHARED_WORDS and " ".join(words).lower() in other:
+            return True
+    return False
 
 
 def shadow_pairs(
@@ -162,26 +202,41 @@ def shadow_pairs(
     held_out: Sequence[Observation],
     hood: Neighbourhood,
     stats: TermStats,
-    sections: Sequence[frozenset[str]],
+    texts: Sequence[str],
     *,
+    threshold: float,
+    commands: CommandLine | None = None,
+    exclude: frozenset[int] = frozenset(),
+    copies: frozenset[frozenset[int]] = frozenset(),
     limit: int | None = None,
+    min_strong: int = STRONG_EVIDENCE,
 ) -> list[ShadowPair]:
     """Shadowing pairs, worst first (see the module docstring).
 
-    ``sections``: each skill's set of section texts (equal sets mark copied bodies).
+    ``texts``: each skill's :func:`skill_text` (a request whose sentence the rival has
+    too is no evidence against it); ``exclude``: skills paired with nothing (stubs);
+    ``copies``: pairs reported as copies; ``min_strong``: requests over the threshold
+    a pair needs (0: every pair, as a benchmark compares).
     """
+    commands = commands or CommandLine()
     names, per_skill = _by_skill(skills, held_out)
-    # taken[a][b]: A's requests on which B is a contender, with B's total on each.
+    # taken[a][b]: A's requests on which B is a contender, with B's total on each
+    # (requests B shares the text of left out).
     taken: list[dict[int, list[tuple[Observation, float]]]] = []
     # pull[a][b]: the sum of 1/position of B among A's contenders (breaks ties).
     pull: list[dict[int, float]] = []
-    for obs in per_skill:
+    for a, obs in enumerate(per_skill):
         by_rival: dict[int, list[tuple[Observation, float]]] = defaultdict(list)
         ranked: dict[int, float] = defaultdict(float)
-        for o in obs:
-            for k, (b, total) in enumerate(zip(o.contenders, o.contender_scores, strict=True)):
-                by_rival[b].append((o, total))
-                ranked[b] += 1.0 / (k + 1)
+        if a not in exclude:
+            for o in obs:
+                for k, (b, total) in enumerate(zip(o.contenders, o.contender_scores, strict=True)):
+                    if b in exclude or frozenset((a, b)) in copies:
+                        continue
+                    if _shared(o.request.text, texts[b]):
+                        continue
+                    by_rival[b].append((o, total))
+                    ranked[b] += 1.0 / (k + 1)
         taken.append(by_rival)
         pull.append(ranked)
     scored: list[tuple[float, float, int, int]] = []
@@ -189,7 +244,12 @@ def shadow_pairs(
         routed = route_risk(obs)
         if routed is None:
             continue
-        rivals = sorted(taken[a].items(), key=lambda kv: (-len(kv[1]), -pull[a][kv[0]], kv[0]))
+        rivals = [
+            (b, hits)
+            for b, hits in taken[a].items()
+            if len({_unit(o) for o, total in hits if total >= threshold}) >= min_strong
+        ]
+        rivals.sort(key=lambda kv: (-len(kv[1]), -pull[a][kv[0]], kv[0]))
         for b, hits in rivals[:RIVALS_PER_SKILL]:
             scored.append((routed * len(hits) / len(obs), pull[a][b] / len(obs), a, b))
     scored.sort(key=lambda x: (-x[0], -x[1], names[x[2]], names[x[3]]))
@@ -201,15 +261,22 @@ def shadow_pairs(
         if key in listed:
             continue
         listed.add(key)
-        hits = sorted(taken[a][b], key=lambda h: h[0].own_score - h[1])
+        # The requests the rival would take (over the threshold), then those it outscores
+        # the skill on, closest first; a request the skill keeps is no evidence.
+        hits = sorted(taken[a][b], key=lambda h: (h[1] < threshold, h[0].own_score - h[1]))
         evidence = tuple(
+            Evidence(o.request.text, o.request.source, round(total, 4), round(o.own_score, 4))
+            for o, total in hits
+            if total >= threshold or total > o.own_score
+        )[:EVIDENCE_KEPT] or tuple(
             Evidence(o.request.text, o.request.source, round(total, 4), round(o.own_score, 4))
             for o, total in hits[:EVIDENCE_KEPT]
         )
-        duplicate = hood.similarity(a, b) >= DUPLICATE_SIMILARITY or _shared_sections(
-            a, b, sections
-        )
+        duplicate = hood.similarity(a, b) >= DUPLICATE_SIMILARITY
         mutual = (b, a) in found_both_ways
+        action = _pair_action(names[a], names[b], duplicate, mutual, stats.separating(a, b))
+        why = commands("route", _clip(evidence[0].request), "--why-not", names[a])
+        action += f"; see why: `{why}`"
         out.append(
             ShadowPair(
                 skill=names[a],
@@ -220,8 +287,9 @@ def shadow_pairs(
                 taken=round(len(hits) / len(per_skill[a]), 4),
                 requests=len(per_skill[a]),
                 mutual=mutual,
+                over_threshold=sum(total >= threshold for _, total in hits),
                 kind="duplicate" if duplicate else "overlap",
-                action=_pair_action(names[a], names[b], duplicate, mutual, stats.separating(a, b)),
+                action=action,
             )
         )
         if limit is not None and len(out) >= limit:
@@ -229,10 +297,27 @@ def shadow_pairs(
     return out
 
 
+def _unit(o: Observation) -> str:
+    """What one piece of evidence is: a section (its requests are one sentence or two
+    of it: one piece), or a description clause, example or trigger."""
+    source = o.request.source
+    return source if source.startswith("section") else f"{source}: {o.request.text}"
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit)
+    return text[: cut if cut > limit // 2 else limit]
+
+
 def _pair_action(a: str, b: str, duplicate: bool, mutual: bool, separating: Sequence[str]) -> str:
-    if duplicate:
-        return f"merge: {a} and {b} say nearly the same; keep one (`skillrt disable {a}`)"
     words = ", ".join(separating[:4])
+    if duplicate:
+        return (
+            f"{a} and {b} describe nearly the same job: merge them, or say in each "
+            "description what only it does" + (f" (only {a}: {words})" if words else "")
+        )
     if mutual:
         base = f"merge {a} and {b}, or split them by task: they take each other's requests"
         return base + (f"; only {a} covers: {words}" if words else "")
@@ -250,20 +335,25 @@ def unreachable_skills(
     enabled: Sequence[bool],
     stats: TermStats,
     threshold: float,
+    *,
+    skip: frozenset[int] = frozenset(),
+    commands: CommandLine | None = None,
 ) -> list[Unreachable]:
-    """Skills never selected for their own sentences by the unchanged router."""
+    """Skills never selected for their own sentences by the unchanged router (``skip``:
+    skills reported otherwise: stubs, copies)."""
+    commands = commands or CommandLine()
     names, per_skill = _by_skill(skills, probes)
     out: list[Unreachable] = []
     for i, obs in enumerate(per_skill):
         skill = skills[i]
-        if enabled[i] and any(o.selected for o in obs):
+        if i in skip or (enabled[i] and any(o.selected for o in obs)):
             continue
         first = sum(o.own_rank == 0 for o in obs)
         best = max((o.own_score for o in obs), default=0.0)
         goes_to = tuple(names[j] for j, _ in _lost_to(obs).most_common(3))
         statuses = {o.own_status for o in obs}
         if not enabled[i]:
-            reason, action = "disabled", f"enable it: `skillrt enable {names[i]}`"
+            reason, action = "disabled", f"enable it: `{commands('enable', names[i])}`"
         elif skill.disable_model_invocation:
             reason = "manual only (disable-model-invocation: true): never selected automatically"
             action = "none if intended; else remove disable-model-invocation"

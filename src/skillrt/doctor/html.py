@@ -7,6 +7,8 @@ tables of every section.
 
 from __future__ import annotations
 
+from html import escape
+
 from skillrt.doctor.model import DoctorReport
 from skillrt.webpage import svg
 from skillrt.webpage.page import cards, document, section, table
@@ -99,7 +101,7 @@ def _listing(report: DoctorReport) -> str:
     for c in report.listing.clients:
         items.append((f"{c.client} needs", float(c.listed_chars)))
         items.append((f"{c.client} allows", float(c.budget_chars)))
-    body = svg.bars(items, unit=" chars")
+    body = svg.bars(items, unit="characters")
     body += table(
         ["client", "needs", "allows", "cut", "dropped", "assumptions", "action"],
         [
@@ -161,12 +163,32 @@ def render_html(report: DoctorReport) -> str:
     parts = [
         cards(
             [
-                (str(a.get("skills", len(report.risk))), "skills"),
-                (str(len(report.shadowing)), "shadowing pairs"),
-                (str(len(report.unreachable)), "unreachable"),
-                (str(high), "risk ≥ 0.5"),
-                (str(dropped), "descriptions dropped"),
+                (f"{int(a.get('skills', len(report.risk))):,}", "skills"),
+                (f"{len(report.findings):,}", "findings to act on"),
+                (f"{len(report.shadowing):,}", "shadowing pairs"),
+                (f"{len(report.unreachable):,}", "unreachable"),
+                (f"{high:,}", "risk ≥ 0.5"),
+                (f"{dropped:,}", "descriptions dropped"),
             ]
+        ),
+        section(
+            "Act on these first",
+            table(
+                ["#", "kind", "skill", "finding", "action"],
+                [
+                    [k, f.kind, f.skill, f.summary, f.action]
+                    for k, f in enumerate(report.findings[:TABLE_ROWS], start=1)
+                ],
+            )
+            + (
+                f'<p class="note">Disabled, not diagnosed: {escape(", ".join(report.disabled))}</p>'
+                if report.disabled
+                else ""
+            ),
+            "Name collisions, stubs, copies of other skills, then the shadowing pairs that "
+            "rest on several requests the rival would take. Each command runs as printed "
+            "from the folder the doctor ran in.",
+            "findings",
         ),
         section(
             "Most confused skills",

@@ -9,15 +9,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = [
+    "Collision",
+    "Copy",
     "DoctorReport",
     "Environment",
     "Evidence",
+    "Finding",
     "ListingClient",
     "ListingReport",
     "RiskEntry",
     "RootStatus",
     "ShadowPair",
     "SkillTrigger",
+    "StubSkill",
     "TriggerEval",
     "Unreachable",
 ]
@@ -81,8 +85,62 @@ class ShadowPair:
     requests: int
     #: Each is the strongest other skill on some of the other's requests.
     mutual: bool
+    #: Of ``skill``'s requests, those on which ``shadowed_by`` passes the selection
+    #: threshold (it would be selected): a pair is listed only with several.
+    over_threshold: int
     #: ``duplicate`` (near-identical texts), ``overlap`` otherwise.
     kind: str
+    action: str
+
+
+@dataclass(frozen=True)
+class StubSkill:
+    """An empty or placeholder skill (:mod:`skillrt.doctor.stubs`)."""
+
+    skill: str
+    reason: str
+    description: str
+    #: Words in its body (0: none, or no body).
+    body_words: int
+    action: str
+
+
+@dataclass(frozen=True)
+class Copy:
+    """``skill`` is a copy of ``copy_of`` (:mod:`skillrt.doctor.copies`)."""
+
+    skill: str
+    copy_of: str
+    #: Equal but for the name.
+    identical: bool
+    #: Lines that differ, out of ``lines`` (the longer text's).
+    diff_lines: int
+    lines: int
+    action: str
+
+
+@dataclass(frozen=True)
+class Collision:
+    """Two or more skills with one name: one is used, the others are hidden."""
+
+    name: str
+    #: Where the skill that is used lives.
+    used: str
+    #: Where the hidden ones live.
+    hidden: tuple[str, ...]
+    action: str
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One line of what to act on first (:attr:`DoctorReport.findings`)."""
+
+    #: ``collision``, ``stub``, ``duplicate`` or ``shadowing``.
+    kind: str
+    skill: str
+    #: The other skill of a duplicate or shadowing pair ("" otherwise).
+    other: str
+    summary: str
     action: str
 
 
@@ -176,3 +234,11 @@ class DoctorReport:
     triggers: TriggerEval | None
     #: How the analysis ran: pseudo-requests routed, folds, seconds.
     analysis: dict[str, Any] = field(default_factory=dict)
+    #: What to act on first: name collisions, stubs, duplicates, then the shadowing
+    #: pairs, each once (:mod:`skillrt.doctor.priorities`).
+    findings: tuple[Finding, ...] = ()
+    stubs: tuple[StubSkill, ...] = ()
+    duplicates: tuple[Copy, ...] = ()
+    collisions: tuple[Collision, ...] = ()
+    #: Skills switched off (``skillrt disable``): listed here only, diagnosed nowhere.
+    disabled: tuple[str, ...] = ()

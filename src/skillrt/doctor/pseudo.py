@@ -13,7 +13,10 @@ with the skill's own sentences:
 
 Section headings alone are not used: measured on the real-skills dev catalogue, a
 heading ("Overview", "Step 2") routes almost at random and says nothing about where the
-skill's real requests go (docs/doctor.md).
+skill's real requests go (docs/doctor.md). Nor is text that is no request for the skill
+(:mod:`skillrt.doctor.scope`): "Do not use this skill when ..." (a request for another
+skill), set-up, requirement and licence sections (the same steps recur in every skill
+of a tool), and sentences that are mostly code.
 
 Every pseudo-request belongs to one of :data:`FOLDS` leave-out folds, by the kind and
 the position of the text it came from: folds 0 and 1 hold out the body sections at even
@@ -30,6 +33,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from skillrt.doctor.scope import is_negative_scope, is_not_a_request, is_setup_heading
 from skillrt.routing.fields import SkillFields
 from skillrt.skills.model import Skill
 
@@ -106,14 +110,17 @@ def pseudo_requests(
     sources: list[list[tuple[str, str, int]]] = []
     own: list[tuple[str, str, int]] = []
     for j, clause in enumerate(description_clauses(skill.description)):
-        own.append((clause, "description", DESCRIPTION_FOLD + j % 2))
+        if not is_not_a_request(clause):
+            own.append((clause, "description", DESCRIPTION_FOLD + j % 2))
     for kind, items in (("example", skill.routing.examples), ("trigger", skill.routing.triggers)):
         for j, text in enumerate(t for t in items if t.strip()):
             own.append((" ".join(text.split()), kind, DESCRIPTION_FOLD + j % 2))
     if own:
         sources.append(own)
     for j, section in enumerate(fields.sections):
-        sentences = section_sentences(section.text)
+        if is_negative_scope(section.heading) or is_setup_heading(section.heading):
+            continue  # when not to use it, its set-up, its licence: no one asks for these
+        sentences = [s for s in section_sentences(section.text) if not is_not_a_request(s)]
         if not sentences:
             continue
         label = f"section: {section.heading or '(opening text)'}"

@@ -30,6 +30,11 @@ if TYPE_CHECKING:
 EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 #: Gemini CLI's model-call event (``--via-model``: see :mod:`skillrt.hooks.model_channel`).
 MODEL_EVENT = "BeforeModel"
+#: client -> the characters a turn's context may take, where the client keeps less than
+#: the default (9,500: Claude Code keeps 10,000): Codex replaces hook context past
+#: 2,500 tokens by a file the model must open (its ``additionalContextLimit``), and
+#: code-heavy text runs about 3 characters a token.
+BUDGETS = {"codex": 7_000}
 
 
 class HookInputError(ValueError):

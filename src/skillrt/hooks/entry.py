@@ -38,7 +38,7 @@ from skillrt.hook_budget import (
     DEADLINE_S,
     STORE_WAIT_S,
 )
-from skillrt.hooks.clients import EVENTS
+from skillrt.hooks.clients import BUDGETS, EVENTS
 from skillrt.hooks.locations import hook_settings, hook_state_dir, project_dir, shared_cache_dir
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
@@ -400,7 +400,7 @@ class _Run:
                         prompt,
                         history=history,
                         surface="hook",
-                        budget=self.opts.budget,
+                        budget=self.opts.budget or BUDGETS.get(self.opts.client),
                         loaded=loaded,
                         client=self.opts.client,
                     )
@@ -482,8 +482,9 @@ def _ask_daemon(
         _log(where["state_dir"], f"bad daemon address: {exc}")
         return None
     args = {**args, "surface": "hook"}
-    if opts.budget:
-        args["budget"] = opts.budget
+    budget = opts.budget or BUDGETS.get(opts.client)
+    if budget:
+        args["budget"] = budget
     timeout = max(0.05, timeout)
     try:
         with DaemonClient(

@@ -63,7 +63,9 @@ log = logging.getLogger(__name__)
 #: Verification failures another attempt of the phase can fix (it gets one, with the
 #: reason in its prompt). ``blocked`` is the agent's own answer; the others are the
 #: file system's.
-_RETRY_REASONS = frozenset({"missing", "empty", "not_completed", "too_large", "unreadable"})
+_RETRY_REASONS = frozenset(
+    {"missing", "empty", "empty_reply", "not_completed", "too_large", "unreadable"}
+)
 
 
 class RunnerSlot:
@@ -143,6 +145,9 @@ class PhaseSteps(ABC):
                 self._issue_manual(rec, spec, phase, prec, folder)
                 return False
             agent = runner.get(rec.run_id)
+            if agent.dry_run:
+                self._show_dry_run(rec, spec, phase, prec, folder, agent)
+                return False
             self._run_phase(rec, spec, phase, prec, folder, agent)
         return True
 
@@ -312,9 +317,14 @@ class PhaseSteps(ABC):
         try:
             verified = folder.verify(prec.memory_file, phase_id=phase.id)
         except MemoryVerificationFailed as exc:
-            exc.fill(run_id=run_id)
-            self._mark_failed(rec, phase, exc, runner=ran)
-            raise
+            failed = exc
+            if source == "none" and exc.reason == "missing" and not runner.writes_files:
+                failed = _empty_reply(phase.id, path, runner, result)
+            failed.fill(run_id=run_id)
+            self._mark_failed(rec, phase, failed, runner=ran)
+            if failed is exc:
+                raise
+            raise failed from None
         self._mark_verified(rec, spec, prec, verified.sha256, verified.bytes, runner=ran)
 
     def _agent_recorder(
@@ -388,6 +398,35 @@ class PhaseSteps(ABC):
             f"Execute agent '{phase.agent}' (role {prepared.role}) with the prompt "
             f"below. It must write {path} ending with the line 'Status: COMPLETED'. Then "
             f"run: skillrt workflow advance {rec.run_id} {phase.id}",
+        )  # fmt: skip
+
+    def _show_dry_run(
+        self,
+        rec: RunRecord,
+        spec: WorkflowSpec,
+        phase: PhaseSpec,
+        prec: PhaseRecord,
+        folder: MemoryFolder,
+        runner: Runner,
+    ) -> None:
+        """A dry run: the phase's prompt is assembled and shown, no agent runs. The phase
+        is issued (``running``, as in manual mode), so the run waits there: nothing
+        failed and nothing is blocked."""
+        prepared = self._prepare(rec, spec, phase, prec.index, folder, runner)
+        if prec.state is PhaseState.RUNNING:
+            seq = rec.seq  # issued earlier: show it again
+        else:
+            self._point(f"phase:{phase.id}", rec.run_id)
+            seq = self._begin(rec.run_id, phase, prepared.prompt)
+        path = folder.root / prec.memory_file
+        self._announce(
+            rec, spec, phase, prec, prepared, seq, path, "phase_awaiting",
+            f"dry run: no agent ran. The prompt above is what agent '{phase.agent}' would "
+            f"get; the run waits at phase {prec.index + 1}/{len(spec.phases)} "
+            f"'{phase.id}'. Run it with `skillrt workflow resume {rec.run_id} --runner-cmd "
+            f"CMD` (or --runner openai --base-url URL --model M), or write {path} yourself "
+            f"and run `skillrt workflow advance {rec.run_id} {phase.id}`",
+            dry_run=True,
         )  # fmt: skip
 
     def _begin(self, run_id: str, phase: PhaseSpec, prompt: str) -> int:
@@ -566,6 +605,24 @@ def _verification_failure(error: Mapping[str, Any] | None) -> str | None:
     if error.get("reason") not in _RETRY_REASONS:
         return None
     return str(error.get("message") or "") or None
+
+
+def _empty_reply(
+    phase_id: str, path: Path, runner: Runner, result: RunnerResult
+) -> MemoryVerificationFailed:
+    """The agent wrote no memory file and its reply was blank: say that, not "missing"."""
+    how = (
+        f"its agent wrote no file at {path} and replied with nothing"
+        if runner.writes_files
+        else f"the model's reply was empty, so there was nothing to write to {path}"
+    )
+    exit_code = f" (exit {result.exit_code})" if result.exit_code else ""
+    return MemoryVerificationFailed(
+        f"phase {phase_id}: {how}{exit_code}",
+        reason="empty_reply",
+        phase_id=phase_id,
+        memory_file=str(path),
+    )
 
 
 def _stamp(path: Path) -> tuple[int, int, int] | None:

@@ -201,21 +201,42 @@ class WorkflowEngine(PhaseSteps):
         rec = self.store.load(run_id)
         if rec.state is RunState.COMPLETED:
             return rec
+        if runner is not None and runner_spec is None:
+            runner_spec = _describe(runner)
+        new_mode, spec = rec.mode, rec.runner
+        if mode is not None or runner_spec is not None:
+            new_mode = mode or ("runner" if runner_spec is not None else rec.mode)
+            spec = runner_spec if new_mode == "runner" else None
+        factory = self.runner_factory
+        if runner is None and new_mode == "runner" and spec and factory and self._needs_agent(rec):
+            # Rebuilt before anything is written: a runner that cannot be had (its key
+            # variable unset: E_CONFIG) leaves the run exactly as it was, with no event.
+            runner = factory(spec)
         owner = self._claimant()
         self.store.claim(run_id, owner)
         try:
-            if runner is not None and runner_spec is None:
-                runner_spec = _describe(runner)
-            if mode is not None or runner_spec is not None:
-                new_mode = mode or ("runner" if runner_spec is not None else rec.mode)
-                spec = runner_spec if new_mode == "runner" else None
-                if new_mode != rec.mode or spec != rec.runner:
-                    self.store.set_mode(run_id, new_mode, spec, owner=owner)
+            if new_mode != rec.mode or spec != rec.runner:
+                self.store.set_mode(run_id, new_mode, spec, owner=owner)
                 rec = self.store.load(run_id)
             slot = RunnerSlot(runner, rec.runner, self.runner_factory)
             return self._drive(run_id, slot, owner)
         finally:
             self._release(run_id, owner)
+
+    def _needs_agent(self, rec: RunRecord) -> bool:
+        """Whether driving ``rec`` on runs a phase agent: a phase is left whose memory
+        file does not verify as it stands (or the phases are not read yet)."""
+        if not rec.phases:
+            return True
+        folder = self._folder(rec)
+        for prec in rec.phases:
+            if prec.state is PhaseState.VERIFIED:
+                continue
+            try:
+                folder.verify(prec.memory_file, phase_id=prec.phase_id)
+            except WorkflowError:
+                return True
+        return False
 
     def advance(self, run_id: str, phase_id: str) -> RunRecord:
         """Verify ``phase_id``'s memory file and move the FSM on (seed 002 advance_phase).

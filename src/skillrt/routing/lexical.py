@@ -148,6 +148,17 @@ class LexicalIndex:
             known_terms=n_known,
         )
 
+    def contains(self, term: str, doc: int) -> bool:
+        """Whether document ``doc`` has ``term`` in any field."""
+        import numpy as np
+
+        t = self.vocab.get(term)
+        if t is None:
+            return False
+        docs = self._docs[self._start[t] : self._start[t + 1]]  # ascending
+        k = int(np.searchsorted(docs, doc))
+        return k < len(docs) and int(docs[k]) == doc
+
     def document_frequency(self, term: str) -> int:
         t = self.vocab.get(term)
         return 0 if t is None else int(self._df[t])

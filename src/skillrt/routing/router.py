@@ -381,12 +381,15 @@ def _snapshot_at(
     path = store.file if store is not None else None
     if keys is None or not keys or backend is None or path is None:
         return None
+    from skillrt.routing.fields import EMBED_RECIPE
     from skillrt.routing.index import FIELD_WEIGHTS
     from skillrt.routing.lexical import K1, VERSION, B
     from skillrt.routing.semantic import MAX_CLAUSES, MAX_DOC_CHARS, MAX_EXAMPLES
     from skillrt.routing.snapshot import snapshot_key, snapshot_path
 
-    recipe = (FIELD_WEIGHTS, K1, B, VERSION, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES)
+    recipe = (
+        FIELD_WEIGHTS, K1, B, VERSION, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES, EMBED_RECIPE
+    )  # fmt: skip
     key = snapshot_key(keys, backend, recipe)
     return snapshot_path(path, key), key
 

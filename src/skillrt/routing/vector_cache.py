@@ -120,21 +120,30 @@ class VectorCache:
         """Embed ``wanted`` into ``memory`` and the store; how many were embedded.
 
         Saved chunk by chunk: an interrupted build of a large catalogue keeps what it
-        embedded, and the next build embeds only the rest.
+        embedded, and the next build embeds only the rest. Progress counts characters
+        (a long section costs more than a short clause), so a bar's estimate of the time
+        left holds whatever the order of the texts.
         """
         if not wanted:
             return 0
         items = list(wanted.items())
+        what = f"embedding {self.what} of {len(items):,} text{'s' if len(items) != 1 else ''}"
+        total = sum(len(t) for _, t in items) or 1
+        chars = 0
         done = 0
+        if self.progress is not None:
+            self.progress(what, 0, total)
         for start in range(0, len(items), SAVE_CHUNK):
-            fresh = self._embed(backend, dict(items[start : start + SAVE_CHUNK]))
+            chunk = dict(items[start : start + SAVE_CHUNK])
+            fresh = self._embed(backend, chunk)
             memory.update(fresh)
             self.misses += len(fresh)
             if self.store is not None:
                 self._save(key, backend.dim, fresh)
             done += len(fresh)
+            chars += sum(len(t) for t in chunk.values())
             if self.progress is not None:
-                self.progress(f"embedding {self.what}", done, len(items))
+                self.progress(what, chars if done < len(items) else total, total)
         return done
 
     def clear_memory(self) -> None:

@@ -12,6 +12,15 @@ entry, nothing else. The planner's ``covered`` is told apart by its reason: cove
 the primary (``covered_by_primary``), too similar to a planned skill (``overlaps``); a
 companion that was the best for a clause but below its own threshold is
 ``companion_below_threshold``.
+
+Why the skill lost is said in words: the winner and the part of the score that decided
+between them (:mod:`skillrt.routing.margins`: the part with the largest gap in
+log-odds; a part that favours the skill or moves nothing is never named), the request
+words the skill's text lacks (``missing_words``) and those the winner's text has
+(``winner_words``). Cold start is a reason only when it decided: when the skill,
+undamped, would have beaten the winner (or passed the threshold). Penalties are said
+as what happened ("an anti-trigger of X matched", "Y is cheaper"), never as a number
+whose direction the reader must guess.
 """
 
 from __future__ import annotations
@@ -60,6 +69,13 @@ class WhyNot:
     terms: dict[str, dict[str, float]] = field(default_factory=dict)
     selected: tuple[str, ...] = ()
     query: str = ""
+    #: The part of the score that decided against the skill (a score term, or
+    #: ``cold_start``); None when it is selected or nothing was compared.
+    decided_by: str | None = None
+    #: The request's words the skill's text lacks, and those the winner's text has
+    #: that the skill's does not (as the request writes them).
+    missing_words: tuple[str, ...] = ()
+    winner_words: tuple[str, ...] = ()
 
 
 def _reason_from(code: str) -> Callable[[ScoredCandidate], Reason]:
@@ -122,27 +138,43 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
     if winner is not None:
         terms["winner"] = _terms(winner)
     reasons += _gates(router, query, i, mine)
+    decided: str | None = None
+    lost = name not in selected
     if mine is None:
         reasons.append(_not_recalled(router, query, i, len(candidates)))
+    elif not lost:
+        damping = mine.score.signals.get("cold_start_factor", 1.0)
+        damped = f", damped x{damping:.2f} by cold start" if damping < 1.0 else ""
+        reasons.append(Reason("selected", f"it is selected ({mine.score.total:.2f}{damped})"))
     else:
-        if name in selected:
-            reasons.append(Reason("selected", f"it is selected ({mine.score.total:.2f})"))
-        else:
-            explain = STATUS_REASONS.get(mine.status)
-            if explain is not None:
-                reason = explain(mine)
-                if not any(r.code == reason.code for r in reasons):
-                    reasons.append(reason)
-            if winner is not None and mine.status not in STATUS_REASONS:
-                reasons.append(
-                    Reason(
-                        "outranked",
-                        f"{winner.name} scores {winner.score.total:.2f} against its "
-                        f"{mine.score.total:.2f}; the plan covers the request without it",
-                    )
+        cold = _cold_start(router, mine, winner, threshold)
+        if cold is not None:
+            reasons.append(cold)
+        explain = STATUS_REASONS.get(mine.status)
+        if explain is not None:
+            reason = explain(mine)
+            if not any(r.code == reason.code for r in reasons):
+                reasons.append(reason)
+        if winner is not None and mine.status not in STATUS_REASONS:
+            reasons.append(
+                Reason(
+                    "outranked",
+                    f"{winner.name} scores {winner.score.total:.2f} against its "
+                    f"{mine.score.total:.2f}; the plan covers the request without it",
                 )
-        if winner is not None and winner.name != name:
-            reasons.append(_difference(mine, winner))
+            )
+    if winner is not None and winner.name != name and lost:
+        reason, decided = _difference(router, name, mine, winner)
+        reasons.append(reason)
+    elif mine is not None and lost and winner is None:
+        decided = _weakest(router, mine)
+    missing, pulled = _words(router, query, i, winner)
+    if lost and missing:
+        reasons.append(
+            Reason("missing_words", f"its text lacks the request's words: {', '.join(missing)}")
+        )
+    if lost and winner is not None and winner.name != name:
+        reasons.append(_winner_words(winner, name, pulled))
     return WhyNot(
         skill=name,
         rank=candidates.index(mine) + 1 if mine is not None else None,
@@ -155,6 +187,9 @@ def why_not(router: Router, query: str, skill: str) -> WhyNot:
         terms=terms,
         selected=selected,
         query=query,
+        decided_by=decided,
+        missing_words=tuple(missing) if lost else (),
+        winner_words=tuple(pulled) if lost and winner is not None else (),
     )
 
 
@@ -178,32 +213,125 @@ def _gates(router: Router, query: str, i: int, mine: ScoredCandidate | None) -> 
     anti = [m.phrase for m in index.anti_triggers.match(query) if m.owner == i]
     if anti and status != "anti_trigger":
         out.append(Reason("anti_trigger", f"anti-trigger hit: {', '.join(anti)}"))
-    if mine is not None:
-        damping = mine.score.signals.get("cold_start_factor", 1.0)
-        if damping < 1.0:
-            out.append(
-                Reason(
-                    "cold_start",
-                    f"cold start: few routes have selected it yet, so its total is damped "
-                    f"x{damping:.2f}",
-                )
-            )
     return out
 
 
-def _difference(mine: ScoredCandidate | None, winner: ScoredCandidate) -> Reason:
-    """Where the winner's terms beat the skill's, largest gap first."""
-    if mine is None:
-        return Reason("winner", f"{winner.name} is selected ({winner.score.total:.2f})")
-    gaps = sorted(
-        ((float(getattr(winner.score, t)) - float(getattr(mine.score, t)), t) for t in TERMS),
-        reverse=True,
+def _cold_start(
+    router: Router, mine: ScoredCandidate, winner: ScoredCandidate | None, threshold: float
+) -> Reason | None:
+    """Cold start, when it decided: undamped, the skill would have beaten the winner
+    (or, with no winner, passed the threshold)."""
+    from skillrt.routing.margins import undamped_total
+
+    damping = mine.score.signals.get("cold_start_factor", 1.0)
+    if damping >= 1.0:
+        return None
+    undamped = undamped_total(mine.score, router.config)
+    bar = winner.score.total if winner is not None and winner.name != mine.name else threshold
+    if undamped <= bar or undamped < threshold:
+        return None
+    return Reason(
+        "cold_start",
+        f"cold start: few routes have selected it yet, so its total is damped x{damping:.2f} "
+        f"({undamped:.2f} -> {mine.score.total:.2f}); undamped it would be chosen",
     )
-    parts = [f"{t} {getattr(winner.score, t):.2f} vs {getattr(mine.score, t):.2f}"
-             for gap, t in gaps if gap > 0.005][:3]  # fmt: skip
-    matched = f"; {winner.name} matched its {winner.score.matched}" if winner.score.matched else ""
-    detail = ", ".join(parts) if parts else "equal terms"
-    return Reason("winner", f"{winner.name} wins on {detail}{matched}")
+
+
+#: Each part of the score, said as what happened (``{w}``: the winner, ``{s}``: the
+#: skill, ``{wv}`` / ``{sv}``: their values).
+_PARTS = {
+    "intent_match": "how well the request matches each text (intent_match {sv:.2f} against "
+    "{w}'s {wv:.2f})",
+    "trigger_match": "a trigger phrase of {w} is in the request",
+    "success_rate": "{w} has succeeded more often (success rate {wv:.2f} against {sv:.2f})",
+    "context_readiness": "{w} fits the conversation so far, or {s} misses a prerequisite "
+    "(readiness {wv:.2f} against {sv:.2f})",
+    "cost_penalty": "{w} is cheaper to run (cost_hint {wc} against {sc})",
+    "conflict_penalty": "an anti-trigger of {s} is in the request (its total is cut)",
+    "cold_start": "cold start: few routes have selected {s} yet (its total is damped)",
+}
+_COST = {1.0: "low", 0.5: "medium", 0.0: "high"}
+
+
+def _part_text(part: str, name: str, mine: ScoredCandidate, winner: ScoredCandidate) -> str:
+    wv = float(getattr(winner.score, part, 0.0))
+    sv = float(getattr(mine.score, part, 0.0))
+    return _PARTS.get(part, part).format(
+        w=winner.name, s=name, wv=wv, sv=sv,
+        wc=_COST.get(wv, f"{wv:.2f}"), sc=_COST.get(sv, f"{sv:.2f}"),
+    )  # fmt: skip
+
+
+def _difference(
+    router: Router, name: str, mine: ScoredCandidate | None, winner: ScoredCandidate
+) -> tuple[Reason, str | None]:
+    """The winner, and the part of the score that decided between them (the largest
+    gap in log-odds, :mod:`skillrt.routing.margins`)."""
+    from skillrt.routing.margins import gaps
+
+    if mine is None:
+        return Reason("winner", f"{winner.name} is selected ({winner.score.total:.2f})"), None
+    found = gaps(winner.score, mine.score, router.config)
+    head = f"{winner.name} is selected ({winner.score.total:.2f} against {mine.score.total:.2f})"
+    if not found:
+        return Reason("winner", f"{head}; their totals are equal, the tie went to it"), None
+    top = found[0]
+    matched = (
+        f"; {winner.name} matched on its {winner.score.matched}" if winner.score.matched else ""
+    )
+    return (
+        Reason("winner", f"{head}; decided by {_part_text(top.part, name, mine, winner)}{matched}"),
+        top.part,
+    )
+
+
+def _weakest(router: Router, mine: ScoredCandidate) -> str | None:
+    """With no winner: the part that keeps the skill lowest (most negative weight)."""
+    from skillrt.routing.margins import part_weights
+
+    weights = part_weights(mine.score, router.config)
+    part, weight = min(weights.items(), key=lambda kv: (kv[1], kv[0]))
+    return part if weight < -1e-3 else None
+
+
+def _words(
+    router: Router, query: str, i: int, winner: ScoredCandidate | None
+) -> tuple[list[str], list[str]]:
+    """The request's words skill ``i``'s text lacks, and those of them the winner's
+    text has (each as the request writes it, in its order)."""
+    import re
+
+    from skillrt.routing.text import terms
+
+    lexical = router.index.lexical
+    rival = router.index.position[winner.name] if winner is not None else None
+    missing: dict[str, None] = {}
+    pulled: dict[str, None] = {}
+    for word in re.findall(r"\w[\w'-]*", query):
+        found = terms(word)
+        lacks = [t for t in found if not lexical.contains(t, i)]
+        if not found or not lacks:
+            continue
+        missing.setdefault(word.lower())
+        if rival is not None and any(lexical.contains(t, rival) for t in lacks):
+            pulled.setdefault(word.lower())
+    return list(missing), list(pulled)
+
+
+def _winner_words(winner: ScoredCandidate, name: str, pulled: list[str]) -> Reason:
+    if pulled:
+        return Reason(
+            "winner_words",
+            f"words of the request in {winner.name}'s text and not in {name}'s: "
+            + ", ".join(pulled),
+        )
+    signals = winner.score.signals
+    closeness = f" (cosine {signals['cos_doc']:.2f})" if "cos_doc" in signals else ""
+    return Reason(
+        "winner_words",
+        f"no request word is in {winner.name}'s text and not in {name}'s: it wins on "
+        f"meaning{closeness}",
+    )
 
 
 def _not_recalled(router: Router, query: str, i: int, pool: int) -> Reason:

@@ -191,13 +191,18 @@ class SkillRegistry:
     def set_enabled(self, name: str, enabled: bool) -> Skill:
         """Persist enable state; the name must resolve to a known skill."""
         skill = self.get(name)
+        self.set_enabled_skill(skill, enabled)
+        return skill
+
+    def set_enabled_skill(self, skill: Skill, enabled: bool) -> None:
+        """Persist the enable state of ``skill``, found here or elsewhere (a catalogue
+        line routed beside the registry's skills)."""
         if self._store is not None:
             skill_state.set_enabled(self._store, skill.qualified_name, enabled)
         if enabled:
             self._disabled = self._disabled - {skill.qualified_name}
         else:
             self._disabled = self._disabled | {skill.qualified_name}
-        return skill
 
     def list(self, *, include_disabled: bool = True) -> builtins.list[SkillEntry]:
         shadows: dict[str, list[ShadowedSkill]] = {}

@@ -2,8 +2,10 @@
 
 Routes over time, the trigger rate over time, latency percentiles over time, and per
 skill its selections, selection precision and success rate, drawn as plain SVG
-(:mod:`skillrt.webpage`) from the recorded route events. Time is bucketed by hour over a
-span of up to two days, by day up to 120 days, by week beyond (UTC).
+(:mod:`skillrt.webpage`) from the recorded route events. The time buckets follow the
+span the routes cover: the smallest of 10 s, 1 min, 5 min, 15 min, 1 h, 6 h, 1 day and
+1 week that gives at most :data:`MAX_BUCKETS` points (UTC), so 24 routes of one minute
+are a line, not one dot.
 """
 
 from __future__ import annotations
@@ -20,16 +22,36 @@ __all__ = ["buckets", "render_stats_html"]
 
 HOUR, DAY = 3600, 86400
 SKILL_ROWS = 30
+#: Points a time chart has at most.
+MAX_BUCKETS = 48
+#: Bucket sizes in seconds, smallest first, with their labels' format.
+SIZES = (
+    (10, "%H:%M:%S"),
+    (60, "%m-%d %H:%M"),
+    (300, "%m-%d %H:%M"),
+    (900, "%m-%d %H:%M"),
+    (HOUR, "%m-%d %H:00"),
+    (6 * HOUR, "%m-%d %H:00"),
+    (DAY, "%Y-%m-%d"),
+    (7 * DAY, "%Y-%m-%d"),
+)
+
+
+def bucket_size(span: float) -> tuple[int, str]:
+    """The smallest bucket (seconds, label format) that shows ``span`` in at most
+    :data:`MAX_BUCKETS` points; weeks beyond."""
+    for size, fmt in SIZES:
+        if span / size < MAX_BUCKETS:
+            return size, fmt
+    return SIZES[-1]
 
 
 def buckets(routes: Sequence[RouteRecord]) -> tuple[list[str], list[list[RouteRecord]]]:
-    """Routes grouped by hour, day or week (by the span they cover), with labels."""
+    """Routes grouped by a time bucket chosen from the span they cover, with labels."""
     if not routes:
         return [], []
     first, last = min(r.ts for r in routes), max(r.ts for r in routes)
-    span = last - first
-    size = HOUR if span <= 2 * DAY else DAY if span <= 120 * DAY else 7 * DAY
-    fmt = "%m-%d %H:00" if size == HOUR else "%Y-%m-%d"
+    size, fmt = bucket_size(last - first)
     start = first - first % size
     count = int((last - start) // size) + 1
     groups: list[list[RouteRecord]] = [[] for _ in range(count)]
@@ -44,7 +66,20 @@ def _pct(value: float | None) -> str:
 
 
 def _ms(value: float | None) -> str:
-    return "-" if value is None else f"{value:.1f} ms"
+    return "-" if value is None else f"{value:,.1f} ms"
+
+
+def _every(routes: Sequence[RouteRecord]) -> str:
+    if not routes:
+        return "bucket"
+    size, _ = bucket_size(max(r.ts for r in routes) - min(r.ts for r in routes))
+    if size < 60:
+        return f"{size} seconds"
+    if size < HOUR:
+        return f"{size // 60} minute" + ("s" if size > 60 else "")
+    if size < DAY:
+        return f"{size // HOUR} hour" + ("s" if size > HOUR else "")
+    return "day" if size == DAY else "week"
 
 
 def render_stats_html(report: StatsReport, routes: Sequence[RouteRecord]) -> str:
@@ -59,14 +94,18 @@ def render_stats_html(report: StatsReport, routes: Sequence[RouteRecord]) -> str
     parts = [
         cards(
             [
-                (str(m.routes), "routes"),
+                (f"{m.routes:,}", "routes"),
                 (_pct(m.trigger_rate), "trigger rate"),
                 (_pct(m.selection_precision), "selection precision"),
                 (_pct(m.success_rate), "success rate"),
                 (f"{_ms(m.latency_ms.p50)} / {_ms(m.latency_ms.p95)}", "latency p50 / p95"),
             ]
         ),
-        section("Routes over time", svg.lines(labels, [("routes", counts)])),
+        section(
+            "Routes over time",
+            svg.lines(labels, [("routes", counts)]),
+            f"Routes per {_every(routes)} (UTC).",
+        ),
         section(
             "Trigger rate over time",
             svg.lines(labels, [("routes that selected a skill", trigger)], unit="%"),
@@ -78,7 +117,7 @@ def render_stats_html(report: StatsReport, routes: Sequence[RouteRecord]) -> str
         ),
         section(
             "Selections per skill",
-            svg.bars([(s.name, float(s.selected)) for s in skills]),
+            svg.bars([(s.name, float(s.selected)) for s in skills], unit="routes"),
             "How many recorded routes selected each skill (most first).",
         ),
         section(

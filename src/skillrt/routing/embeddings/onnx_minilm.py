@@ -45,6 +45,9 @@ MODEL_SIZE = 22_928_619
 MAX_TOKENS = 256
 # 32 measured fastest on a 2-core box (64: -5%, 128: -40% from cache pressure).
 BATCH_SIZE = 32
+#: Documents are batched only with texts of their own token length: no padding, so no
+#: compute or memory is spent on it (a padded batch of 32 long sections held ~0.4 GB of
+#: attention buffers) and a text's vector never depends on what it was batched with.
 _INT_TYPES = {"tensor(int64)": "int64", "tensor(int32)": "int32"}
 #: Model variants: the derived dynamic-int8 copy (default) or the wheel's file as is.
 VARIANTS = ("dynamic-int8", "original")
@@ -166,7 +169,11 @@ class OnnxMiniLMBackend(EmbeddingBackend):
 
         self.model_path = path
         self.batch_size = batch_size
+        #: Document batches run on this many threads at once, each single-threaded:
+        #: small single-text products scale across cores better than one product split.
         self._threads = num_threads or min(4, os.cpu_count() or 1)
+        #: Tokens run through the model for documents (vectors and token states).
+        self.document_tokens = 0
         # Two threads for a query: real requests run 60-150 tokens, where two threads cut
         # the p95 from 48 to 37 ms (the real-skills dev requests on this 2-core machine);
         # a 16-token query pays ~0.4 ms for waking the second one.
@@ -233,8 +240,8 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         with self._lock:
             if self._doc_session is None:
                 try:
-                    # A few threads saturate a 6-layer model on batches of documents.
-                    self._doc_session = self._new_session(self._source or b"", self._threads)
+                    # One thread a run: batches run side by side (_document_runs).
+                    self._doc_session = self._new_session(self._source or b"", 1)
                 except Exception as exc:  # onnxruntime raises its own untyped errors
                     raise EmbeddingModelError(
                         f"onnxruntime cannot load {self.model_path}: {exc}",
@@ -263,7 +270,12 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         return None
 
     def embed_documents(self, texts: Sequence[str]) -> Matrix:
-        return self._embed(texts, self._documents_session(), self.batch_size)
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for rows, batch, hidden in self._document_runs(texts):
+            out[rows] = self._pool(hidden, batch)
+        return out
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         if self.variant == "dynamic-int8":
@@ -277,8 +289,7 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         import numpy as np
 
         out: list[Matrix] = [np.zeros((0, self.dim), np.float16)] * len(texts)
-        session = self._documents_session()
-        for rows, batch, hidden in self._batches(texts, session, self.batch_size):
+        for rows, batch, hidden in self._document_runs(texts):
             if hidden.ndim == 2:
                 raise NotImplementedError(f"{self.model_path} exports pooled vectors only")
             for k, i in enumerate(rows.tolist()):
@@ -331,6 +342,66 @@ class OnnxMiniLMBackend(EmbeddingBackend):
         for rows, batch, hidden in self._batches(texts, session, batch_size):
             out[rows] = self._pool(hidden, batch)
         return out
+
+    def _document_runs(
+        self, texts: Sequence[str]
+    ) -> Iterator[tuple[NDArray[np.int64], list[Any], Matrix]]:
+        """``(row positions, encodings, model output)`` of each batch of ``texts``: texts
+        of one token length together (at most :attr:`batch_size`), run on
+        :attr:`_threads` threads at once through the original model."""
+        from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+
+        import numpy as np
+
+        if not texts:
+            return
+        session = self._documents_session()
+        encodings = self._tokenizer.encode_batch(list(texts))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(texts))
+        self.document_tokens += int(lengths.sum())
+        order = np.argsort(-lengths, kind="stable")  # the longest first: even ends
+        batches: list[NDArray[np.int64]] = []
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (
+                end < len(order)
+                and end - start < self.batch_size
+                and lengths[order[end]] == lengths[order[start]]
+            ):
+                end += 1
+            batches.append(order[start:end])
+            start = end
+
+        def run(rows: NDArray[np.int64]) -> Matrix:
+            interrupts.check()
+            batch = [encodings[i] for i in rows]
+            return self._hidden(session, batch, int(lengths[rows[0]]))
+
+        if self._threads <= 1 or len(batches) == 1:
+            for rows in batches:
+                yield rows, [encodings[i] for i in rows], run(rows)
+            return
+        pool = ThreadPoolExecutor(max_workers=self._threads, thread_name_prefix="embed")
+        try:
+            pending: dict[Future[Matrix], NDArray[np.int64]] = {}
+            queue = iter(batches)
+            for rows in queue:
+                pending[pool.submit(run, rows)] = rows
+                if len(pending) >= 2 * self._threads:
+                    break
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for future in done:
+                    rows = pending.pop(future)
+                    yield rows, [encodings[i] for i in rows], future.result()
+                    nxt = next(queue, None)
+                    if nxt is not None:
+                        pending[pool.submit(run, nxt)] = nxt
+        finally:
+            # Interrupted (Ctrl-C) or failed: queued batches never start; the runs in
+            # flight end within one batch.
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _batches(
         self, texts: Sequence[str], session: Any, batch_size: int
