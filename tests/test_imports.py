@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "hook_budget",
         "interrupts",
         "runner_settings",
+        "score_terms",
         "statedir",
         "version",
         "webpage",

@@ -18,11 +18,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeVar
 
 from skillrt import hook_budget
 from skillrt.errors import ConfigError
 from skillrt.runner_settings import RunnerSettings
+from skillrt.score_terms import term_fields
 
 # Seed 001 §18, routing defaults.
 DEFAULT_SEMANTIC_TOP_K = 3
@@ -195,18 +196,23 @@ class LoaderLimits:
     max_skill_file_bytes: int = DEFAULT_MAX_SKILL_FILE_BYTES
 
 
-@dataclass(frozen=True)
+@term_fields(default=lambda term: term.weight)
 class RoutingWeights:
-    """Stage-2 score weights (seed 001 §6.2); they need not sum to 1 but default to it."""
+    """Stage-2 score weights (seed 001 §6.2); they need not sum to 1 but default to it.
+
+    A field per score term (:data:`skillrt.score_terms.SCORE_TERMS`: ``intent_match``
+    0.40, ``trigger_match`` 0.20, ``success_rate`` 0.15, ``context_readiness`` 0.10,
+    ``cost_penalty`` 0.10, ``conflict_penalty`` 0.05), its default the term's weight.
+    """
 
     __pydantic_config__: ClassVar[dict[str, Any]] = _STRICT
 
-    intent_match: float = 0.40
-    trigger_match: float = 0.20
-    success_rate: float = 0.15
-    context_readiness: float = 0.10
-    cost_penalty: float = 0.10
-    conflict_penalty: float = 0.05
+    if TYPE_CHECKING:  # the fields are the score terms', made with the class
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+        def __init__(self, **weights: float) -> None: ...
+
+        def __getattr__(self, name: str) -> float: ...
 
 
 @dataclass(frozen=True)

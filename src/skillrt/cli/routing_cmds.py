@@ -190,6 +190,7 @@ def _why_not(ctx: CliContext) -> int:
 
 def render_why_not(result: WhyNot) -> str:
     from skillrt.cli.output import bold, table
+    from skillrt.score_terms import SCORE_TERMS
 
     rank = f"#{result.rank}" if result.rank is not None else "not recalled"
     score = f"{result.score:.2f}" if result.score is not None else "-"
@@ -205,8 +206,9 @@ def render_why_not(result: WhyNot) -> str:
     if result.terms:
         keys = list(next(iter(result.terms.values())))
         cols = list(result.terms)
+        reading = {term.name: term.reading or term.name for term in SCORE_TERMS}
         rows = [
-            [TERM_READING.get(k, k) + (" <- decided" if k == result.decided_by else ""),
+            [reading.get(k, k) + (" <- decided" if k == result.decided_by else ""),
              *(f"{result.terms[c][k]:.2f}" for c in cols)]
             for k in keys
         ]  # fmt: skip
@@ -215,17 +217,9 @@ def render_why_not(result: WhyNot) -> str:
     return "\n".join(lines)
 
 
-#: How to read each term's value in the why-not table: every term is higher the
-#: better for the skill, penalties included (1 = no conflict, 1 = cheap).
-TERM_READING = {
-    "cost_penalty": "cost_penalty (1 cheap, 0 costly)",
-    "conflict_penalty": "conflict_penalty (1 none, 0 anti-trigger)",
-    "context_readiness": "context_readiness (0 missing prereqs)",
-}
-
-
 def render_route(result: RouteResult, *, explain: bool = False) -> str:
     from skillrt.cli.output import bold, table
+    from skillrt.score_terms import SCORE_TERMS
 
     plan = result.plan
     lines: list[str] = []
@@ -255,12 +249,7 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
                 c.status,
                 "+".join(c.sources),
                 f"{s.total:.2f}",
-                f"{s.intent_match:.2f}",
-                f"{s.trigger_match:.2f}",
-                f"{s.success_rate:.2f}",
-                f"{s.context_readiness:.2f}",
-                f"{s.cost_penalty:.2f}",
-                f"{s.conflict_penalty:.2f}",
+                *(f"{getattr(s, term.name):.2f}" for term in SCORE_TERMS),
                 c.reason + (f" [missing: {', '.join(c.missing)}]" if c.missing else ""),
             ]
         )
@@ -269,12 +258,7 @@ def render_route(result: RouteResult, *, explain: bool = False) -> str:
         "STATUS",
         "SOURCES",
         "TOTAL",
-        "INTENT",
-        "TRIGGER",
-        "SUCCESS",
-        "READY",
-        "COST",
-        "CONFLICT",
+        *(term.column for term in SCORE_TERMS),
         "REASON",
     ]
     lines.append(table(headers, rows))

@@ -2,23 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from skillrt.score_terms import SCORE_TERMS, term_fields
 
 RecallSource = Literal["forced", "rule", "lexical", "semantic"]
 
 
-@dataclass(frozen=True)
+@term_fields()
 class ScoreBreakdown:
-    """The six terms of seed 001 §6.2, each in 0..1 before weighting, and the total."""
+    """The six terms of seed 001 §6.2 (a field per :data:`~skillrt.score_terms.SCORE_TERMS`
+    entry: ``intent_match``, ``trigger_match``, ``success_rate``, ``context_readiness``,
+    ``cost_penalty``, ``conflict_penalty``), each in 0..1 before weighting, and the total."""
 
-    intent_match: float
-    trigger_match: float
-    success_rate: float
-    context_readiness: float
-    cost_penalty: float
-    conflict_penalty: float
+    if TYPE_CHECKING:  # the term fields are made with the class
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+
+        def __getattr__(self, name: str) -> float: ...
+
     #: Weighted sum after calibration, cold-start damping and penalties, in 0..1.
     total: float
     #: Raw signals behind intent_match (e.g. semantic cosine, bm25), for --explain.
@@ -30,15 +36,7 @@ class ScoreBreakdown:
     @classmethod
     def of(cls, terms: Mapping[str, float], total: float) -> ScoreBreakdown:
         """The breakdown of the six terms by name (``signals.SCORE_TERMS``), rounded."""
-        return cls(
-            intent_match=round(terms["intent_match"], 4),
-            trigger_match=round(terms["trigger_match"], 4),
-            success_rate=round(terms["success_rate"], 4),
-            context_readiness=round(terms["context_readiness"], 4),
-            cost_penalty=round(terms["cost_penalty"], 4),
-            conflict_penalty=round(terms["conflict_penalty"], 4),
-            total=round(total, 4),
-        )
+        return cls(**{t.name: round(terms[t.name], 4) for t in SCORE_TERMS}, total=round(total, 4))
 
 
 @dataclass(frozen=True)

@@ -15,12 +15,11 @@ here, a coefficient from a refit, and a test):
   (:mod:`skillrt.routing.planner`); :meth:`ScoreModel.companion
   <skillrt.routing.calibration.ScoreModel.companion>` turns them into the probability
   that the skill is needed there, one coefficient per signal name.
-* **Score terms** (:data:`SCORE_TERMS`): the six terms of seed 001 §6.2. Each has the
-  value that carries no information (its ``neutral``, see :mod:`skillrt.routing.scoring`),
-  the column ``route`` prints it under, and how it is computed from a candidate.
-  Their weights are :class:`~skillrt.config.RoutingWeights` fields and their values
-  :class:`~skillrt.routing.plan.ScoreBreakdown` fields of the same names (typed public
-  API; a test keeps the three in step).
+* **Score terms** (:data:`SCORE_TERMS`): the six terms of seed 001 §6.2, declared in
+  :mod:`skillrt.score_terms` (below the config, whose weights they give) and handed on
+  here: each entry is the term's name, the column ``route`` prints it under, how its
+  value reads, the value that carries no information, its default weight and how it is
+  computed from a candidate.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from skillrt.routing.request_form import brevity, quick_question
+from skillrt.score_terms import SCORE_TERMS, ScoreTerm, TermInput, term_values
 
 __all__ = [
     "COMPANION_SIGNALS",
@@ -158,51 +158,6 @@ COMPANION_SIGNALS: tuple[CompanionSignal, ...] = (
 def companion_signals(inp: CompanionInput) -> dict[str, float]:
     """Every companion signal of one skill for one clause."""
     return {s.name: s.compute(inp) for s in COMPANION_SIGNALS}
-
-
-@dataclass(frozen=True)
-class TermInput:
-    """What a score term may read of one candidate."""
-
-    #: Calibrated intent of the candidate for the text being judged.
-    intent: float
-    #: Trigger phrases of the skill found in the request.
-    triggers: bool
-    #: An anti-trigger of the skill was hit in the text being judged.
-    anti: bool
-    #: Smoothed success rate from the skill's stats (0.5 without any).
-    success: float
-    #: Context readiness: history affinity, 0 with unmet prerequisites.
-    readiness: float
-    #: The skill's ``cost_hint`` as a value (1 low, 0.5 medium, 0 high).
-    cost: float
-
-
-@dataclass(frozen=True)
-class ScoreTerm:
-    """One term of the stage-2 score (seed 001 §6.2), each in 0..1."""
-
-    name: str
-    #: The column ``skillrt route`` prints it under.
-    column: str
-    #: The value that carries no information: it moves nothing in the total.
-    neutral: float
-    compute: Callable[[TermInput], float]
-
-
-SCORE_TERMS: tuple[ScoreTerm, ...] = (
-    ScoreTerm("intent_match", "INTENT", 0.5, lambda t: t.intent),
-    ScoreTerm("trigger_match", "TRIGGER", 0.0, lambda t: 1.0 if t.triggers else 0.0),
-    ScoreTerm("success_rate", "SUCCESS", 0.5, lambda t: t.success),
-    ScoreTerm("context_readiness", "READY", 0.5, lambda t: t.readiness),
-    ScoreTerm("cost_penalty", "COST", 0.5, lambda t: t.cost),
-    ScoreTerm("conflict_penalty", "CONFLICT", 1.0, lambda t: 0.0 if t.anti else 1.0),
-)
-
-
-def term_values(inp: TermInput) -> dict[str, float]:
-    """Every score term of one candidate, by name."""
-    return {t.name: t.compute(inp) for t in SCORE_TERMS}
 
 
 @lru_cache(maxsize=64)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import StoreError
+from skillrt.score_terms import SCORE_TERMS
 from skillrt.store.counters import TelemetryWarning
 from skillrt.store.routes import RouteEvent
 
@@ -73,12 +74,7 @@ def route_event(
     for c in result.candidates[:MAX_BREAKDOWN]:
         s = c.score
         breakdown[c.name] = {
-            "intent_match": round(s.intent_match, 4),
-            "trigger_match": round(s.trigger_match, 4),
-            "success_rate": round(s.success_rate, 4),
-            "context_readiness": round(s.context_readiness, 4),
-            "cost_penalty": round(s.cost_penalty, 4),
-            "conflict_penalty": round(s.conflict_penalty, 4),
+            **{t.name: round(getattr(s, t.name), 4) for t in SCORE_TERMS},
             "total": round(s.total, 4),
             "status": c.status,
             "sources": list(c.sources),
