@@ -124,3 +124,17 @@ def test_any_bytes_never_raise(data: bytes) -> None:
         fh.flush()
         names = loaded_skills(fh.name)
     assert all(isinstance(n, str) and "\n" not in n for n in names)
+
+
+def test_a_block_in_a_last_line_longer_than_a_chunk_is_found(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # One line longer than a scan chunk (Gemini CLI writes its whole message list on one
+    # line), with a block wherever it falls against the chunks' edges, the line whole or
+    # still being written (no newline yet).
+    monkeypatch.setattr(transcript, "_SCAN_CHUNK", 64)
+    path = tmp_path / "session.jsonl"
+    for pad in range(130):
+        content = "a" * pad + block("long-line-skill") + "b" * 200
+        entry = {"$set": {"messages": [{"id": "0", "type": "user", "content": content}]}}
+        for end in ("\n", ""):  # the last line, whole or still being written
+            path.write_text(json.dumps(entry, separators=(",", ":")) + end)
+            assert loaded_skills(str(path)) == {"long-line-skill"}, (pad, end)

@@ -212,6 +212,9 @@ def loaded_skills(path: str | None) -> set[str]:
                 break
             # A marker cut by the chunk's start is read whole with the next chunk.
             cut = data.find(b"\n") if start > floor else -1
+            if start > floor and cut < 0:  # inside one line longer than a chunk
+                carry, end = data, start  # read on to its start: lines are read whole
+                continue
             carry = data[: cut + 1] if cut >= 0 else b""
             chunk = data[cut + 1 :] if cut >= 0 else data
             reset = max(chunk.rfind(marker) for marker in _RESETS)
