@@ -92,3 +92,15 @@ def test_an_inline_object_stays_inline_and_the_rest_keeps_its_bytes() -> None:
     assert edited.endswith('},\n  "x": [1, 2]\n}\n')
     new["x"].remove(1)
     assert edit_text(text, old, new).endswith('"x": [2]\n}\n')
+
+
+def test_a_key_written_twice_only_its_last_is_edited() -> None:
+    # JSON parsers (Python's, Node's) keep a repeated key's last value: the earlier one is
+    # dead text, left as it stands, and never read against the last one's data.
+    dead = '  "hooks": {"UserPromptSubmit": [{"hooks": []}], "x": [1, 2, 3]},\n'
+    text = "{\n" + dead + '  "hooks": {"Stop": []}\n}\n'
+    old = json.loads(text)
+    for change in ({"UserPromptSubmit": [HOOK], "Stop": []}, {"Stop": [1]}, {}):
+        new = {**old, "hooks": change}
+        edited = edit_text(text, old, new)
+        assert json.loads(edited) == new and edited.startswith("{\n" + dead)

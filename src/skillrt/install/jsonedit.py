@@ -101,8 +101,11 @@ def _diff(
     if isinstance(old, dict) and isinstance(new, dict) and node.kind == "object":
         siblings = [n for _, n in node.members]
         gone = {i for i, (k, _) in enumerate(node.members) if k not in new}
-        for key, place in node.members:
-            if key in new:
+        # A key written twice holds its last value (as every parser reads it): the
+        # earlier one is dead text, left as it stands.
+        last = {k: i for i, (k, _) in enumerate(node.members)}
+        for i, (key, place) in enumerate(node.members):
+            if key in new and last[key] == i:
                 _diff(text, place, old[key], new[key], style, edits)
         added = [(k, new[k]) for k in new if k not in old]
         _splice(text, node, siblings, gone, added, style, edits)
