@@ -191,7 +191,13 @@ def test_reinstall_with_other_flags_replaces_the_hook(project: Path, home: Path)
     assert "--state" in groups[0]["hooks"][0]["command"]
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": []}'])
+DEEP = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past any parser's recursion limit
+DEEPISH = '{"a": ' + "[" * 700 + "]" * 700 + "}"  # Python's json reads it
+
+
+@pytest.mark.parametrize(
+    "content", ["{not json", "[1, 2]", '{"hooks": []}', "\ufeff{}", DEEP, DEEPISH]
+)
 def test_unsafe_files_are_refused_untouched(project: Path, home: Path, content: str) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
