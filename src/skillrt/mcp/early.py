@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from skillrt.wellformed import repair_json_escapes
+
 log = logging.getLogger("skillrt.mcp")
 
 __all__ = [
@@ -62,8 +64,11 @@ class Handshake:
 def read_handshake(wire: BinaryIO) -> tuple[bytes, dict[str, Any] | None]:
     """The first line from the client, and its request when it is ``initialize``."""
     line = wire.readline()
+    # Read as the SDK will read it (:class:`skillrt.mcp.stdin.RepairedLines`): bad bytes
+    # and lone-surrogate escapes replaced, so the answer's id is the one the SDK sees.
+    text = repair_json_escapes(line.decode("utf-8", "replace"))
     try:
-        message = json.loads(line) if line.strip() else None
+        message = json.loads(text) if text.strip() else None
     except (ValueError, RecursionError):
         return line, None
     if (
