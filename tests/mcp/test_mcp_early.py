@@ -4,6 +4,7 @@ protocol version the SDK negotiates, and the session then runs as usual."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import pytest
 from mcp_support import server_env, skillrt_cmd
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from skillrt.mcp.early import sdk_handshake_versions
+from skillrt.mcp.early import read_handshake, sdk_handshake_versions
 
 
 def session(
@@ -137,3 +138,40 @@ def test_an_id_with_a_lone_surrogate_is_answered_as_the_sdk_reads_it(
     ], wanted={"\ufffd", 2})  # fmt: skip
     assert [a.get("id") for a in answers] == ["\ufffd", 2], stderr
     assert "result" in answers[0] and "otherwise than sent early" not in stderr
+
+
+def _odd(**changes: Any) -> dict[str, Any]:
+    request = initialize("2025-06-18")
+    params = {k: v for k, v in {**request["params"], **changes}.items() if v is not None}
+    return {**request, "params": params}
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        _odd(protocolVersion=20250618),
+        _odd(clientInfo=None),
+        _odd(capabilities=None),
+        _odd(clientInfo={"name": "t"}),
+        _odd(capabilities=[]),
+        {**initialize("2025-06-18"), "params": {}},
+    ],
+    ids=[
+        "version-not-a-string",
+        "no-client-info",
+        "no-capabilities",
+        "client-info-no-version",
+        "capabilities-a-list",
+        "empty-params",
+    ],
+)
+def test_an_initialize_the_sdk_refuses_is_not_answered_early(
+    catalogue: Path, state: Path, request_: dict[str, Any]
+) -> None:
+    line = json.dumps(request_).encode() + b"\n"
+    assert read_handshake(io.BytesIO(line))[1] is None
+    assert read_handshake(io.BytesIO(json.dumps(initialize("2025-06-18")).encode()))[1]
+    answers, stderr = session(catalogue, state, [request_])
+    assert [a.get("id") for a in answers] == [1]
+    assert "error" in answers[0] and "result" not in answers[0]  # the SDK's own answer
+    assert "otherwise than sent early" not in stderr
