@@ -122,7 +122,12 @@ def build_turn_context(
     ``loaded`` names the skills already in the conversation's context.
     """
     prompt = well_formed(prompt)  # what is echoed back (mentions, lines) must encode
-    resolution = runtime.resolve(prompt, surface="user")
+    from skillrt.invocation.resolver import default_body_loader
+
+    # No spill folder: the text injected is assembled below, and a spill would write
+    # into the user's project (<project>/.agent/runs/...), where a hook writes nothing.
+    load = default_body_loader(runtime.config.limits)
+    resolution = runtime.invocation.resolve(prompt, surface="user", load_body=load)
     if resolution.mentions:
         from skillrt.invocation.messages import for_shell
 
