@@ -66,3 +66,22 @@ def test_a_local_setting_or_the_administrator_shadows_the_hook(tmp_path: Path, m
     monkeypatch.setattr(environment, "CLAUDE_MANAGED_SETTINGS", str(managed))
     status = hook_status(project, None, environ={}, ask_codex=False)
     assert codes(status, "claude-code") == ["HOOKS_DISABLED", "HOOK_SHADOWED"]
+
+
+def test_settings_of_the_wrong_shape_are_read_around(tmp_path: Path) -> None:
+    # A project file whose hooks are not an object, or nested past the parser's limit,
+    # does not stop doctor: the user-level install is still found.
+    project, home = tmp_path / "p", tmp_path / "h"
+    settings(
+        home / ".claude" / "settings.json", {"hooks": {"UserPromptSubmit": [{"hooks": [OURS]}]}}
+    )
+    path = project / ".claude" / "settings.json"
+    for text in (
+        '{"hooks": []}',
+        '{"hooks": "on"}',
+        '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ):
+        settings(path, {})
+        path.write_text(text)
+        status = hook_status(project, home, environ={}, ask_codex=False)
+        assert status["claude-code"]["where"] == [str(home / ".claude" / "settings.json")]

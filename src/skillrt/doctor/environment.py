@@ -141,7 +141,8 @@ def hook_status(
             if data is None:
                 continue
             settings.append((scope, data))
-            groups = data.get("hooks", {}).get(event, []) if isinstance(data, dict) else []
+            hooks = data.get("hooks")
+            groups = hooks.get(event, []) if isinstance(hooks, dict) else []
             for group in groups if isinstance(groups, list) else []:
                 handlers = group.get("hooks", []) if isinstance(group, dict) else []
                 if any(is_our_hook(h, client) for h in handlers if isinstance(handlers, list)):
@@ -165,7 +166,7 @@ def _read_json(path: Path, errors: list[str]) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # nested past the parser's limit
         errors.append(f"{path}: {exc}")
         return None
     return data if isinstance(data, dict) else None
