@@ -288,6 +288,31 @@ def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
     }
 
 
+GEMINI_WITH_COMMENTS = """{
+  // Gemini CLI reads its settings with comments stripped (strip-json-comments)
+  "theme": "Dracula", /* a block comment */
+  "url": "http://example.com/a//b", // not a comment inside a string
+  "hooksConfig": {"enabled": true}
+}
+"""
+
+
+def test_gemini_settings_with_comments_are_edited_in_place(project: Path, home: Path) -> None:
+    from skillrt.doctor.environment import hook_status
+
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(GEMINI_WITH_COMMENTS)
+    proc = install(project, home, "gemini", "--no-warm")
+    assert proc.returncode == 0, proc.stderr
+    text = settings.read_text()
+    assert "// Gemini CLI reads" in text and "/* a block comment */" in text
+    assert "http://example.com/a//b" in text and "skillrt hook gemini --via-model" in text
+    assert hook_status(project, home, environ={}, ask_codex=False)["gemini"]["installed"]
+    assert install(project, home, "gemini", "--uninstall").returncode == 0
+    assert settings.read_text() == GEMINI_WITH_COMMENTS
+
+
 def test_cursor_mcp_only(project: Path, home: Path) -> None:
     assert install(project, home, "cursor", "--user").returncode == 0
     data = json.loads((home / ".cursor" / "mcp.json").read_text())

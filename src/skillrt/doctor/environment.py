@@ -137,7 +137,7 @@ def hook_status(
             path = base / folder / filename
             if client == "codex" and scope == "user" and environ.get("CODEX_HOME"):
                 path = Path(environ["CODEX_HOME"]) / filename
-            data = _read_json(path, errors)
+            data = _read_json(path, errors, comments=client == "gemini")
             if data is None:
                 continue
             settings.append((scope, data))
@@ -161,9 +161,14 @@ def hook_status(
     return out
 
 
-def _read_json(path: Path, errors: list[str]) -> dict[str, Any] | None:
+def _read_json(path: Path, errors: list[str], *, comments: bool = False) -> dict[str, Any] | None:
+    """The JSON object at ``path`` (None when missing, unreadable or not an object);
+    with ``comments``, ``//`` and ``/* */`` comments allowed (Gemini CLI's settings)."""
+    from skillrt.install.jsonedit import blank_comments
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(blank_comments(text) if comments else text)
     except FileNotFoundError:
         return None
     except (OSError, ValueError, RecursionError) as exc:  # nested past the parser's limit
