@@ -239,7 +239,8 @@ def _hook_problems(
                         f"/hooks enable {name} in Gemini CLI",
                     ))  # fmt: skip
         in_project = str(project / ".gemini" / "settings.json") in where
-        if in_project and home is not None and not _gemini_trusts(project, home):
+        user = next((data for scope, data in settings if scope == "user"), {})
+        if in_project and home is not None and not _gemini_trusts(project, home, user, environ):
             problems.append(_problem(
                 "FOLDER_UNTRUSTED",
                 f"Gemini CLI runs a project's hooks only in a trusted folder, and "
@@ -251,23 +252,39 @@ def _hook_problems(
     return problems
 
 
-def _gemini_trusts(project: Path, home: Path) -> bool:
-    """Whether ~/.gemini/trustedFolders.json trusts ``project`` (itself, or a parent
-    marked TRUST_PARENT)."""
+def _gemini_trusts(
+    project: Path, home: Path, user: dict[str, Any], environ: Mapping[str, str]
+) -> bool:
+    """Whether Gemini CLI trusts ``project`` as it decides it (its ``checkPathTrust``):
+    ``GEMINI_CLI_TRUST_WORKSPACE``, folder trust switched off in the user's settings
+    (``security.folderTrust.enabled: false``: every folder is trusted), else the longest
+    rule of ~/.gemini/trustedFolders.json that holds ``project`` (``TRUST_FOLDER``, a
+    ``TRUST_PARENT`` folder's parent, or ``DO_NOT_TRUST``); no rule: not trusted."""
+    if environ.get("GEMINI_RESTRICTED_MODE") == "true":
+        return False
+    if environ.get("GEMINI_CLI_TRUST_WORKSPACE") in ("true", "false"):
+        return environ["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+    security = user.get("security")
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
+        return True
     try:
-        rules = json.loads((home / ".gemini" / "trustedFolders.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        text = (home / ".gemini" / "trustedFolders.json").read_text("utf-8")
+        from skillrt.install.jsonedit import blank_comments
+
+        rules = json.loads(blank_comments(text))
+    except (OSError, ValueError, RecursionError):
         return False
     if not isinstance(rules, dict):
         return False
     here = project.resolve()
+    longest, decision = -1, None
     for path, rule in rules.items():
         folder = Path(str(path))
-        if rule == "TRUST_FOLDER" and (here == folder or here.is_relative_to(folder)):
-            return True
-        if rule == "TRUST_PARENT" and here.is_relative_to(folder.parent):
-            return True
-    return False
+        folder = (folder.parent if rule == "TRUST_PARENT" else folder).resolve()
+        if (here == folder or here.is_relative_to(folder)) and len(str(path)) > longest:
+            longest, decision = len(str(path)), rule
+    return decision in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
 def _codex_problems(project: Path, environ: Mapping[str, str]) -> list[dict[str, str]]:
