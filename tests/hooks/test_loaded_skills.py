@@ -138,3 +138,21 @@ def test_a_block_in_a_last_line_longer_than_a_chunk_is_found(tmp_path: Path, mon
         for end in ("\n", ""):  # the last line, whole or still being written
             path.write_text(json.dumps(entry, separators=(",", ":")) + end)
             assert loaded_skills(str(path)) == {"long-line-skill"}, (pad, end)
+
+
+def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    # A line of many megabytes (a pasted image, a whole message list) is scanned a chunk
+    # at a time: never gathered whole, never copied over and over.
+    import tracemalloc
+
+    path = tmp_path / "t.jsonl"
+    line = b"x" * (8 * 1024 * 1024) + block("in-a-huge-line").encode() + b"y" * (8 * 1024 * 1024)
+    for end in (b"\n", b""):
+        path.write_bytes(line + end)
+        tracemalloc.start()
+        try:
+            assert loaded_skills(str(path)) == {"in-a-huge-line"}
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * transcript._SCAN_CHUNK, peak
