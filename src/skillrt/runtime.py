@@ -659,8 +659,15 @@ class SkillRuntime:
         def load_body(name: str, *, limits: LoaderLimits) -> LoadResult:
             return self.load_body(name, spill=False, limits=limits)
 
+        from skillrt.invocation.resolver import default_body_loader
+
+        # No spill folder: the text injected is assembled by the turn, and a spill
+        # would write into the user's project (<project>/.agent/runs/...), where a
+        # hook writes nothing.
+        mention_body = default_body_loader(self.config.limits)
+
         def resolve(text: str) -> Resolution:
-            return self.resolve(text, surface="user")
+            return self.invocation.resolve(text, surface="user", load_body=mention_body)
 
         return TurnSources(
             registry=self.registry,

@@ -66,3 +66,46 @@ def test_a_local_setting_or_the_administrator_shadows_the_hook(tmp_path: Path, m
     monkeypatch.setattr(environment, "CLAUDE_MANAGED_SETTINGS", str(managed))
     status = hook_status(project, None, environ={}, ask_codex=False)
     assert codes(status, "claude-code") == ["HOOKS_DISABLED", "HOOK_SHADOWED"]
+
+
+def test_settings_of_the_wrong_shape_are_read_around(tmp_path: Path) -> None:
+    # A project file whose hooks are not an object, or nested past the parser's limit,
+    # does not stop doctor: the user-level install is still found.
+    project, home = tmp_path / "p", tmp_path / "h"
+    settings(
+        home / ".claude" / "settings.json", {"hooks": {"UserPromptSubmit": [{"hooks": [OURS]}]}}
+    )
+    path = project / ".claude" / "settings.json"
+    for text in (
+        '{"hooks": []}',
+        '{"hooks": "on"}',
+        '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}",
+    ):
+        settings(path, {})
+        path.write_text(text)
+        status = hook_status(project, home, environ={}, ask_codex=False)
+        assert status["claude-code"]["where"] == [str(home / ".claude" / "settings.json")]
+
+
+def test_gemini_folder_trust_as_gemini_decides_it(tmp_path: Path) -> None:
+    # Gemini CLI: the longest matching rule wins (DO_NOT_TRUST included); folder trust
+    # switched off in the user's settings, or GEMINI_CLI_TRUST_WORKSPACE, trusts all.
+    project, home = tmp_path / "p", tmp_path / "h"
+    ours = {"name": "skillrt", "type": "command", "command": "skillrt hook gemini --via-model"}
+    settings(project / ".gemini" / "settings.json", {"hooks": {"BeforeAgent": [{"hooks": [ours]}]}})
+    trusted = home / ".gemini" / "trustedFolders.json"
+
+    def untrusted(environ: dict[str, str] | None = None) -> bool:
+        status = hook_status(project, home, environ=environ or {}, ask_codex=False)
+        return "FOLDER_UNTRUSTED" in codes(status, "gemini")
+
+    settings(trusted, {str(tmp_path): "TRUST_FOLDER", str(project): "DO_NOT_TRUST"})
+    assert untrusted()
+    assert not untrusted({"GEMINI_CLI_TRUST_WORKSPACE": "true"})
+    settings(trusted, {str(project): "DO_NOT_TRUST", str(project / "sub"): "TRUST_PARENT"})
+    assert not untrusted()  # the longer rule: the parent of p/sub is p
+    trusted.unlink()
+    assert untrusted()
+    settings(home / ".gemini" / "settings.json", {"security": {"folderTrust": {"enabled": False}}})
+    assert not untrusted()
+    assert untrusted({"GEMINI_CLI_TRUST_WORKSPACE": "false"})

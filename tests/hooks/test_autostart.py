@@ -127,3 +127,17 @@ def test_no_daemon_is_started_when_told_not_to(project: Path, skills: Path) -> N
     out = hook_output(proc)
     assert out is not None
     assert not (state / "daemon.log").exists() and not _daemons(state)
+
+
+def test_no_daemon_is_started_where_its_socket_cannot_be(project: Path, skills: Path) -> None:
+    # A state folder whose socket path passes the Unix limit (a long home or cache
+    # folder): a daemon started there fails at once, so starting one at every prompt
+    # only costs a process each time; the hook says why in its log instead.
+    state = project.parent / ("s" * 120)
+    payload = claude_payload("please do a code review of my pr", project)
+    for _ in range(2):
+        proc = skillrt("hook", "claude-code", "--root", str(skills), "--state", str(state),
+                       cwd=project, stdin=payload, SKILLRT_DAEMON_AUTOSTART="1")  # fmt: skip
+        assert hook_output(proc) is not None
+    assert not (state / "daemon.log").exists() and not _daemons(state)
+    assert "socket path is too long" in (state / "hook.log").read_text()

@@ -105,6 +105,14 @@ def test_long_body_is_fitted_under_ten_thousand_characters(project: Path, skills
     assert "truncated=true" in context and "## Steps" in context  # key sections kept
 
 
+def test_a_named_long_skill_writes_nothing_into_the_project(project: Path, skills: Path) -> None:
+    # A $mention of a body past the loader's cap used to spill the whole body into
+    # <project>/.agent/runs/<run>/observations (a file the injected text never named).
+    out = hook_output(run_hook(project, skills, "$big-skill plan the database migration"))
+    assert out is not None and "truncated=true" in out["hookSpecificOutput"]["additionalContext"]
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == []
+
+
 def _breakdown(project: Path) -> list[str]:
     import sqlite3
 

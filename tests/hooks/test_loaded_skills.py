@@ -124,3 +124,35 @@ def test_any_bytes_never_raise(data: bytes) -> None:
         fh.flush()
         names = loaded_skills(fh.name)
     assert all(isinstance(n, str) and "\n" not in n for n in names)
+
+
+def test_a_block_in_a_last_line_longer_than_a_chunk_is_found(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # One line longer than a scan chunk (Gemini CLI writes its whole message list on one
+    # line), with a block wherever it falls against the chunks' edges, the line whole or
+    # still being written (no newline yet).
+    monkeypatch.setattr(transcript, "_SCAN_CHUNK", 64)
+    path = tmp_path / "session.jsonl"
+    for pad in range(130):
+        content = "a" * pad + block("long-line-skill") + "b" * 200
+        entry = {"$set": {"messages": [{"id": "0", "type": "user", "content": content}]}}
+        for end in ("\n", ""):  # the last line, whole or still being written
+            path.write_text(json.dumps(entry, separators=(",", ":")) + end)
+            assert loaded_skills(str(path)) == {"long-line-skill"}, (pad, end)
+
+
+def test_a_huge_line_is_read_in_bounded_memory(tmp_path: Path) -> None:
+    # A line of many megabytes (a pasted image, a whole message list) is scanned a chunk
+    # at a time: never gathered whole, never copied over and over.
+    import tracemalloc
+
+    path = tmp_path / "t.jsonl"
+    line = b"x" * (8 * 1024 * 1024) + block("in-a-huge-line").encode() + b"y" * (8 * 1024 * 1024)
+    for end in (b"\n", b""):
+        path.write_bytes(line + end)
+        tracemalloc.start()
+        try:
+            assert loaded_skills(str(path)) == {"in-a-huge-line"}
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < 4 * transcript._SCAN_CHUNK, peak

@@ -96,3 +96,24 @@ def test_the_hook_end_to_end(project: Path, skills: Path) -> None:
     # without --via-model, BeforeModel is not skillrt's: nothing printed
     out = skillrt("hook", "gemini", "--root", str(skills), cwd=project, stdin=json.dumps(model))
     assert out.returncode == 0 and out.stdout == ""
+
+
+def test_a_long_session_is_matched_in_one_pass() -> None:
+    # Thousands of messages, a block on each of the last turns: each message's text is
+    # looked at about once per model call, not once per recorded block.
+    class Counted(dict):  # type: ignore[type-arg]
+        reads = 0
+
+        def __getitem__(self, key: str) -> object:
+            Counted.reads += key == "content"
+            return super().__getitem__(key)
+
+    turns = [f"prompt number {i}" for i in range(3000)]
+    messages = [Counted(m) for m in request(*turns)]
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    for prompt in turns[-mc.MAX_ENTRIES :]:
+        mc.remember(record, prompt, {"text": f"Using skill: s\n{prompt}!", "skills": ["s"]})
+    assert mc.apply(record, messages) == (True, False)
+    assert Counted.reads < 4 * len(turns)
+    for message, prompt in zip(messages[-399::2], turns[-200:], strict=True):
+        assert message["content"] == f"{prompt}\n\nUsing skill: s\n{prompt}!"

@@ -191,7 +191,13 @@ def test_reinstall_with_other_flags_replaces_the_hook(project: Path, home: Path)
     assert "--state" in groups[0]["hooks"][0]["command"]
 
 
-@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"hooks": []}'])
+DEEP = '{"a": ' + "[" * 100_000 + "]" * 100_000 + "}"  # past any parser's recursion limit
+DEEPISH = '{"a": ' + "[" * 700 + "]" * 700 + "}"  # Python's json reads it
+
+
+@pytest.mark.parametrize(
+    "content", ["{not json", "[1, 2]", '{"hooks": []}', "\ufeff{}", DEEP, DEEPISH]
+)
 def test_unsafe_files_are_refused_untouched(project: Path, home: Path, content: str) -> None:
     settings = project / ".claude" / "settings.json"
     settings.parent.mkdir()
@@ -280,6 +286,31 @@ def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
         "theme": "Dracula",
         "mcpServers": {"x": {"command": "x"}},
     }
+
+
+GEMINI_WITH_COMMENTS = """{
+  // Gemini CLI reads its settings with comments stripped (strip-json-comments)
+  "theme": "Dracula", /* a block comment */
+  "url": "http://example.com/a//b", // not a comment inside a string
+  "hooksConfig": {"enabled": true}
+}
+"""
+
+
+def test_gemini_settings_with_comments_are_edited_in_place(project: Path, home: Path) -> None:
+    from skillrt.doctor.environment import hook_status
+
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(GEMINI_WITH_COMMENTS)
+    proc = install(project, home, "gemini", "--no-warm")
+    assert proc.returncode == 0, proc.stderr
+    text = settings.read_text()
+    assert "// Gemini CLI reads" in text and "/* a block comment */" in text
+    assert "http://example.com/a//b" in text and "skillrt hook gemini --via-model" in text
+    assert hook_status(project, home, environ={}, ask_codex=False)["gemini"]["installed"]
+    assert install(project, home, "gemini", "--uninstall").returncode == 0
+    assert settings.read_text() == GEMINI_WITH_COMMENTS
 
 
 def test_cursor_mcp_only(project: Path, home: Path) -> None:

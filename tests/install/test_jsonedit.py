@@ -92,3 +92,40 @@ def test_an_inline_object_stays_inline_and_the_rest_keeps_its_bytes() -> None:
     assert edited.endswith('},\n  "x": [1, 2]\n}\n')
     new["x"].remove(1)
     assert edit_text(text, old, new).endswith('"x": [2]\n}\n')
+
+
+def test_a_key_written_twice_only_its_last_is_edited() -> None:
+    # JSON parsers (Python's, Node's) keep a repeated key's last value: the earlier one is
+    # dead text, left as it stands, and never read against the last one's data.
+    dead = '  "hooks": {"UserPromptSubmit": [{"hooks": []}], "x": [1, 2, 3]},\n'
+    text = "{\n" + dead + '  "hooks": {"Stop": []}\n}\n'
+    old = json.loads(text)
+    for change in ({"UserPromptSubmit": [HOOK], "Stop": []}, {"Stop": [1]}, {}):
+        new = {**old, "hooks": change}
+        edited = edit_text(text, old, new)
+        assert json.loads(edited) == new and edited.startswith("{\n" + dead)
+
+
+_slashy = st.recursive(
+    st.none() | st.integers(-5, 5) | st.text('/*"\\ab\n', max_size=6),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.text("/*xy", max_size=3), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.text("xyz/", max_size=3), _slashy, max_size=4), st.integers(0, 10_000))
+def test_comments_are_kept_and_strings_left_alone(data: dict[str, Any], seed: int) -> None:
+    from skillrt.install.jsonedit import blank_comments
+
+    text = render(data, random.Random(seed), "  ")
+    assert blank_comments(text) == text  # "//" or "/*" in a string is no comment
+    commented = "// head\n" + text.replace("\n", " // tail\n", 1) + "/* end */\n"
+    assert json.loads(blank_comments(commented)) == data
+    new = {**data, "hooks": {"BeforeAgent": [HOOK]}}
+    edited = edit_text(commented, data, new, comments=True)
+    assert json.loads(blank_comments(edited)) == new
+    assert edited.startswith("// head\n") and edited.endswith("/* end */\n")

@@ -4,6 +4,7 @@ protocol version the SDK negotiates, and the session then runs as usual."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -14,14 +15,18 @@ import pytest
 from mcp_support import server_env, skillrt_cmd
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from skillrt.mcp.early import sdk_handshake_versions
+from skillrt.mcp.early import read_handshake, sdk_handshake_versions
 
 
 def session(
-    catalogue: Path, state: Path, lines: list[dict[str, Any]], *extra: str
+    catalogue: Path,
+    state: Path,
+    lines: list[dict[str, Any]],
+    *extra: str,
+    wanted: set[Any] | None = None,
 ) -> tuple[list[dict[str, Any]], str]:
     """Send ``lines`` to a real `skillrt mcp` over stdio and read until every request is
-    answered (bounded); its answers and its stderr."""
+    answered (or the ids ``wanted``; bounded); its answers and its stderr."""
     import selectors
     import tempfile
     import time
@@ -34,7 +39,8 @@ def session(
         env={**os.environ, **server_env()}, cwd=state.parent,
     )  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
-    wanted = {x["id"] for x in lines if "id" in x}
+    if wanted is None:
+        wanted = {x["id"] for x in lines if "id" in x}
     proc.stdin.write("".join(json.dumps(x) + "\n" for x in lines).encode())
     proc.stdin.flush()
     answers: list[dict[str, Any]] = []
@@ -119,3 +125,53 @@ def test_with_a_hook_the_instructions_do_not_ask_to_route_again(
     # names only: the descriptions stand in the client's own skill listing already
     assert "Review a pull request" in plain[0]["result"]["instructions"]
     assert "Review a pull request" not in text
+
+
+def test_an_id_with_a_lone_surrogate_is_answered_as_the_sdk_reads_it(
+    catalogue: Path, state: Path
+) -> None:
+    # json.dumps writes the id as "\ud800": JSON allows it, UTF-8 cannot encode it.
+    answers, stderr = session(catalogue, state, [
+        initialize("2025-06-18", rid="\ud800"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ], wanted={"\ufffd", 2})  # fmt: skip
+    assert [a.get("id") for a in answers] == ["\ufffd", 2], stderr
+    assert "result" in answers[0] and "otherwise than sent early" not in stderr
+
+
+def _odd(**changes: Any) -> dict[str, Any]:
+    request = initialize("2025-06-18")
+    params = {k: v for k, v in {**request["params"], **changes}.items() if v is not None}
+    return {**request, "params": params}
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        _odd(protocolVersion=20250618),
+        _odd(clientInfo=None),
+        _odd(capabilities=None),
+        _odd(clientInfo={"name": "t"}),
+        _odd(capabilities=[]),
+        {**initialize("2025-06-18"), "params": {}},
+    ],
+    ids=[
+        "version-not-a-string",
+        "no-client-info",
+        "no-capabilities",
+        "client-info-no-version",
+        "capabilities-a-list",
+        "empty-params",
+    ],
+)
+def test_an_initialize_the_sdk_refuses_is_not_answered_early(
+    catalogue: Path, state: Path, request_: dict[str, Any]
+) -> None:
+    line = json.dumps(request_).encode() + b"\n"
+    assert read_handshake(io.BytesIO(line))[1] is None
+    assert read_handshake(io.BytesIO(json.dumps(initialize("2025-06-18")).encode()))[1]
+    answers, stderr = session(catalogue, state, [request_])
+    assert [a.get("id") for a in answers] == [1]
+    assert "error" in answers[0] and "result" not in answers[0]  # the SDK's own answer
+    assert "otherwise than sent early" not in stderr

@@ -137,11 +137,12 @@ def hook_status(
             path = base / folder / filename
             if client == "codex" and scope == "user" and environ.get("CODEX_HOME"):
                 path = Path(environ["CODEX_HOME"]) / filename
-            data = _read_json(path, errors)
+            data = _read_json(path, errors, comments=client == "gemini")
             if data is None:
                 continue
             settings.append((scope, data))
-            groups = data.get("hooks", {}).get(event, []) if isinstance(data, dict) else []
+            hooks = data.get("hooks")
+            groups = hooks.get(event, []) if isinstance(hooks, dict) else []
             for group in groups if isinstance(groups, list) else []:
                 handlers = group.get("hooks", []) if isinstance(group, dict) else []
                 if any(is_our_hook(h, client) for h in handlers if isinstance(handlers, list)):
@@ -160,12 +161,17 @@ def hook_status(
     return out
 
 
-def _read_json(path: Path, errors: list[str]) -> dict[str, Any] | None:
+def _read_json(path: Path, errors: list[str], *, comments: bool = False) -> dict[str, Any] | None:
+    """The JSON object at ``path`` (None when missing, unreadable or not an object);
+    with ``comments``, ``//`` and ``/* */`` comments allowed (Gemini CLI's settings)."""
+    from skillrt.install.jsonedit import blank_comments
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(blank_comments(text) if comments else text)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # nested past the parser's limit
         errors.append(f"{path}: {exc}")
         return None
     return data if isinstance(data, dict) else None
@@ -233,7 +239,8 @@ def _hook_problems(
                         f"/hooks enable {name} in Gemini CLI",
                     ))  # fmt: skip
         in_project = str(project / ".gemini" / "settings.json") in where
-        if in_project and home is not None and not _gemini_trusts(project, home):
+        user = next((data for scope, data in settings if scope == "user"), {})
+        if in_project and home is not None and not _gemini_trusts(project, home, user, environ):
             problems.append(_problem(
                 "FOLDER_UNTRUSTED",
                 f"Gemini CLI runs a project's hooks only in a trusted folder, and "
@@ -245,23 +252,39 @@ def _hook_problems(
     return problems
 
 
-def _gemini_trusts(project: Path, home: Path) -> bool:
-    """Whether ~/.gemini/trustedFolders.json trusts ``project`` (itself, or a parent
-    marked TRUST_PARENT)."""
+def _gemini_trusts(
+    project: Path, home: Path, user: dict[str, Any], environ: Mapping[str, str]
+) -> bool:
+    """Whether Gemini CLI trusts ``project`` as it decides it (its ``checkPathTrust``):
+    ``GEMINI_CLI_TRUST_WORKSPACE``, folder trust switched off in the user's settings
+    (``security.folderTrust.enabled: false``: every folder is trusted), else the longest
+    rule of ~/.gemini/trustedFolders.json that holds ``project`` (``TRUST_FOLDER``, a
+    ``TRUST_PARENT`` folder's parent, or ``DO_NOT_TRUST``); no rule: not trusted."""
+    if environ.get("GEMINI_RESTRICTED_MODE") == "true":
+        return False
+    if environ.get("GEMINI_CLI_TRUST_WORKSPACE") in ("true", "false"):
+        return environ["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
+    security = user.get("security")
+    folder_trust = security.get("folderTrust") if isinstance(security, dict) else None
+    if isinstance(folder_trust, dict) and folder_trust.get("enabled") is False:
+        return True
     try:
-        rules = json.loads((home / ".gemini" / "trustedFolders.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        text = (home / ".gemini" / "trustedFolders.json").read_text("utf-8")
+        from skillrt.install.jsonedit import blank_comments
+
+        rules = json.loads(blank_comments(text))
+    except (OSError, ValueError, RecursionError):
         return False
     if not isinstance(rules, dict):
         return False
     here = project.resolve()
+    longest, decision = -1, None
     for path, rule in rules.items():
         folder = Path(str(path))
-        if rule == "TRUST_FOLDER" and (here == folder or here.is_relative_to(folder)):
-            return True
-        if rule == "TRUST_PARENT" and here.is_relative_to(folder.parent):
-            return True
-    return False
+        folder = (folder.parent if rule == "TRUST_PARENT" else folder).resolve()
+        if (here == folder or here.is_relative_to(folder)) and len(str(path)) > longest:
+            longest, decision = len(str(path)), rule
+    return decision in ("TRUST_FOLDER", "TRUST_PARENT")
 
 
 def _codex_problems(project: Path, environ: Mapping[str, str]) -> list[dict[str, str]]:

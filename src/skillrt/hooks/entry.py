@@ -352,6 +352,14 @@ class _Run:
         state_dir = where["state_dir"]
         if autostart.daemon_running(state_dir):
             return
+        from skillrt.daemon.protocol import MAX_UNIX_PATH_BYTES, default_socket
+
+        socket = default_socket(state_dir)
+        if len(socket.encode()) > MAX_UNIX_PATH_BYTES:  # it would fail at once, every prompt
+            _log(state_dir, f"no daemon started: its socket path is too long for a Unix "
+                 f"socket ({socket}); set a shorter XDG_CACHE_HOME, or install the hook "
+                 "with a shorter --state DIR")  # fmt: skip
+            return
         expect = where["expect"]
         argv = autostart.serve_command(
             roots=expect["roots"],

@@ -29,6 +29,7 @@ from skillrt import fastjson
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 #: Blocks a record keeps (the oldest go first): a session of thousands of prompts must
@@ -100,14 +101,17 @@ def apply(record: dict[str, Any], messages: list[Any]) -> tuple[bool, bool]:
         for i, m in enumerate(messages)
         if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str)
     ]
+    after = 0  # entries and messages are both in order: look on from the last match
     for entry in record["entries"]:
         if not isinstance(entry, dict) or entry.get("gone"):
             continue
         prompt, text = str(entry.get("prompt") or ""), str(entry.get("text") or "")
-        at = _find(messages, users, claimed, prompt)
-        if at is None:
+        found = _find(messages, users, claimed, prompt, after)
+        if found is None:
             entry["gone"] = gone = True
             continue
+        at = users[found]
+        after = found + 1
         claimed.add(at)
         content = messages[at]["content"]
         if text not in content:  # a client that kept our text already has it
@@ -116,11 +120,15 @@ def apply(record: dict[str, Any], messages: list[Any]) -> tuple[bool, bool]:
     return changed, gone
 
 
-def _find(messages: list[Any], users: list[int], claimed: set[int], prompt: str) -> int | None:
-    """The first unclaimed user message holding ``prompt`` as the user wrote it: the
-    whole text, or its end (Gemini CLI joins the session context and the first prompt
-    into one message), or followed by what a hook appended."""
-    for i in users:
+def _find(
+    messages: list[Any], users: list[int], claimed: set[int], prompt: str, after: int = 0
+) -> int | None:
+    """The place in ``users`` of the first unclaimed user message, from ``users[after]``
+    on (then from the start), holding ``prompt`` as the user wrote it: the whole text,
+    or its end (Gemini CLI joins the session context and the first prompt into one
+    message), or followed by what a hook appended."""
+    for place in _from(after, len(users)):
+        i = users[place]
         if i in claimed:
             continue
         content: str = messages[i]["content"]
@@ -130,8 +138,14 @@ def _find(messages: list[Any], users: list[int], claimed: set[int], prompt: str)
             or content.startswith((prompt + LEAD, prompt + "<hook_context>"))
             or ("</session_context>" + prompt + LEAD) in content
         ):
-            return i
+            return place
     return None
+
+
+def _from(after: int, n: int) -> Iterator[int]:
+    """``after``, ``after + 1``, ... ``n - 1``, then ``0`` ... ``after - 1``."""
+    yield from range(after, n)
+    yield from range(min(after, n))
 
 
 def render(messages: list[Any]) -> str:

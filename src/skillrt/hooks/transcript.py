@@ -186,6 +186,9 @@ _RESETS = (
     b'{"$rewindTo"',
 )
 _BLOCK = b"[Skill: "
+#: Bytes of a chunk's successor read with it: a block's header (its marker, a name of up
+#: to 400 bytes, `` |``) or a reset marker across the edge.
+_OVERLAP = 512
 
 
 def loaded_skills(path: str | None) -> set[str]:
@@ -207,17 +210,16 @@ def loaded_skills(path: str | None) -> set[str]:
             start = max(floor, end - _SCAN_CHUNK)
             try:
                 fh.seek(start)
+                # With the start of the chunk after it: a marker across the edge is
+                # read whole (however long the line it stands in).
                 data = fh.read(end - start) + carry
             except OSError:
                 break
-            # A marker cut by the chunk's start is read whole with the next chunk.
-            cut = data.find(b"\n") if start > floor else -1
-            carry = data[: cut + 1] if cut >= 0 else b""
-            chunk = data[cut + 1 :] if cut >= 0 else data
-            reset = max(chunk.rfind(marker) for marker in _RESETS)
-            found.update(_block_names(chunk[reset + 1 :] if reset >= 0 else chunk))
+            reset = max(data.rfind(marker) for marker in _RESETS)
+            found.update(_block_names(data[reset + 1 :] if reset >= 0 else data))
             if reset >= 0:
                 break
+            carry = data[:_OVERLAP]
             end = start
     return found
 

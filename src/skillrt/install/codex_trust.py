@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import selectors
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -181,21 +182,42 @@ class _AppServer:
         except OSError as exc:
             raise TrustProblem(f"cannot start `{self.codex} app-server`: {exc}",
                                reason="codex_not_started") from exc  # fmt: skip
-        self.call("initialize", {"clientInfo": {"name": "skillrt", "version": _version()}})
-        self._send({"jsonrpc": "2.0", "method": "initialized"})
+        try:
+            self.call("initialize", {"clientInfo": {"name": "skillrt", "version": _version()}})
+            self._send({"jsonrpc": "2.0", "method": "initialized"})
+        except BaseException:
+            self.__exit__()  # no `with` body runs: the server is ended here
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
+        """Close its stdin, give it 2 s to end, then kill its process group (``codex``
+        from npm is a launcher with the app server as its child), before the server
+        itself is reaped: until then the group's id cannot be anyone else's."""
         proc = self.proc
         if proc is None:
             return
+        self.proc = None
         try:
             if proc.stdin is not None:
                 proc.stdin.close()
-            proc.wait(timeout=2)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.kill()
-            proc.wait(timeout=5)
+        except OSError:
+            pass
+        if not hasattr(os, "waitid"):  # macOS: a group killed only while its leader runs
+            try:
+                proc.wait(timeout=2)
+                return
+            except subprocess.TimeoutExpired:
+                pass
+        else:
+            give = time.monotonic() + 2
+            while time.monotonic() < give and not _ended(proc.pid):
+                time.sleep(0.02)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait(timeout=5)
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -251,6 +273,14 @@ class _AppServer:
         except ValueError:
             return {}
         return message if isinstance(message, dict) else {}
+
+
+def _ended(pid: int) -> bool:
+    """Whether the child ``pid`` has ended, leaving it to be reaped (``WNOWAIT``)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 def _version() -> str:

@@ -151,10 +151,15 @@ def _umask() -> int:
 
 
 # -- JSON ---------------------------------------------------------------------------------
-def load_json(path: Path, text: str | None) -> dict[str, Any]:
-    """The document (``{}`` for no file); anything but a JSON object is an error."""
+def load_json(path: Path, text: str | None, *, comments: bool = False) -> dict[str, Any]:
+    """The document (``{}`` for no file); anything but a JSON object is an error. With
+    ``comments``, ``//`` and ``/* */`` comments are allowed (Gemini CLI's settings)."""
     if text is None or not text.strip():
         return {}
+    if comments:
+        from skillrt.install.jsonedit import blank_comments
+
+        text = blank_comments(text)
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -168,14 +173,19 @@ def load_json(path: Path, text: str | None) -> dict[str, Any]:
 
 
 def parse_json(text: str) -> Any:
-    """A JSON text's data for comparisons (``{}`` for an empty text)."""
-    return json.loads(text) if text.strip() else {}
+    """A JSON text's data for comparisons (``{}`` for an empty text; comments, as
+    Gemini CLI's settings may hold, left out)."""
+    from skillrt.install.jsonedit import blank_comments
+
+    return json.loads(blank_comments(text)) if text.strip() else {}
 
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
 
 
-def edit_json(like: str | None, before: dict[str, Any], data: dict[str, Any]) -> str | None:
+def edit_json(
+    like: str | None, before: dict[str, Any], data: dict[str, Any], *, comments: bool = False
+) -> str | None:
     """The text ``like`` (whose data is ``before``) changed to hold ``data``: only the
     members that changed are touched (:mod:`skillrt.install.jsonedit`), so the rest of
     the file keeps its bytes, inline objects included; ``None`` (no file) for an empty
@@ -186,7 +196,7 @@ def edit_json(like: str | None, before: dict[str, Any], data: dict[str, Any]) ->
         return dump_json(data, like)
     from skillrt.install.jsonedit import edit_text
 
-    return edit_text(like, before, data)
+    return edit_text(like, before, data, comments=comments)
 
 
 def dump_json(data: dict[str, Any], like: str | None) -> str | None:

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Style", "edit_text"]
+__all__ = ["Style", "blank_comments", "edit_text"]
 
 _WS = " \t\r\n"
 
@@ -79,17 +79,50 @@ class Style:
         return text.replace("\n", "\n" + base)
 
 
-def edit_text(text: str, old: Any, new: Any) -> str:
-    """``text`` (whose data is ``old``) changed so that its data is ``new``."""
+def edit_text(text: str, old: Any, new: Any, *, comments: bool = False) -> str:
+    """``text`` (whose data is ``old``) changed so that its data is ``new``. With
+    ``comments``, the text may hold ``//`` and ``/* */`` comments (Gemini CLI's
+    settings): they are kept where they stand."""
     if old == new:
         return text
-    root = _Parser(text).parse()
-    style = Style.of(text)
+    plain = blank_comments(text) if comments else text  # every offset as in ``text``
+    root = _Parser(plain).parse()
+    style = Style.of(plain)
     edits: list[tuple[int, int, str]] = []
-    _diff(text, root, old, new, style, edits)
+    _diff(plain, root, old, new, style, edits)
     for start, end, replacement in sorted(edits, key=lambda e: (e[0], e[1]), reverse=True):
         text = text[:start] + replacement + text[end:]
     return text
+
+
+def blank_comments(text: str) -> str:
+    """``text`` with each ``//`` and ``/* */`` comment outside a string replaced by
+    spaces (its line breaks kept, so every offset stays): what Gemini CLI's settings
+    loader (strip-json-comments) hands to its JSON parser."""
+    chars: list[str] | None = None
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+            continue
+        if c == "/" and i + 1 < n and text[i + 1] in "/*":
+            if text[i + 1] == "/":
+                end = text.find("\n", i)
+                end = n if end < 0 else end
+            else:
+                end = text.find("*/", i + 2)
+                end = n if end < 0 else end + 2
+            if chars is None:
+                chars = list(text)
+            chars[i:end] = [ch if ch in "\r\n" else " " for ch in text[i:end]]
+            i = end
+            continue
+        i += 1
+    return text if chars is None else "".join(chars)
 
 
 # -- the diff ---------------------------------------------------------------------------
@@ -101,8 +134,11 @@ def _diff(
     if isinstance(old, dict) and isinstance(new, dict) and node.kind == "object":
         siblings = [n for _, n in node.members]
         gone = {i for i, (k, _) in enumerate(node.members) if k not in new}
-        for key, place in node.members:
-            if key in new:
+        # A key written twice holds its last value (as every parser reads it): the
+        # earlier one is dead text, left as it stands.
+        last = {k: i for i, (k, _) in enumerate(node.members)}
+        for i, (key, place) in enumerate(node.members):
+            if key in new and last[key] == i:
                 _diff(text, place, old[key], new[key], style, edits)
         added = [(k, new[k]) for k in new if k not in old]
         _splice(text, node, siblings, gone, added, style, edits)

@@ -121,10 +121,18 @@ def _parse_toml(text: str) -> dict[str, Any]:
 
 def _json_edit(path: Path, target: Target, uninstall: bool, change: Any) -> FileEdit:
     before = read_text(path)
-    data = load_json(path, before)
-    original = copy.deepcopy(data)
-    change(data, target, uninstall)
-    return FileEdit(path, before, edit_json(before, original, data))
+    comments = target.client == "gemini"  # Gemini CLI strips comments from its settings
+    try:
+        data = load_json(path, before, comments=comments)
+        original = copy.deepcopy(data)
+        change(data, target, uninstall)
+        return FileEdit(path, before, edit_json(before, original, data, comments=comments))
+    except RecursionError:  # parsing, copying or editing a document nested that deep
+        raise InstallError(
+            f"{path} is nested too deeply to be read or edited; fix it or move it away, "
+            "then run again",
+            path=str(path),
+        ) from None
 
 
 # -- hooks ----------------------------------------------------------------------------

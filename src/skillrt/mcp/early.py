@@ -22,6 +22,8 @@ import os
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from skillrt.wellformed import repair_json_escapes
+
 log = logging.getLogger("skillrt.mcp")
 
 __all__ = [
@@ -62,18 +64,32 @@ class Handshake:
 def read_handshake(wire: BinaryIO) -> tuple[bytes, dict[str, Any] | None]:
     """The first line from the client, and its request when it is ``initialize``."""
     line = wire.readline()
+    # Read as the SDK will read it (:class:`skillrt.mcp.stdin.RepairedLines`): bad bytes
+    # and lone-surrogate escapes replaced, so the answer's id is the one the SDK sees.
+    text = repair_json_escapes(line.decode("utf-8", "replace"))
     try:
-        message = json.loads(line) if line.strip() else None
+        message = json.loads(text) if text.strip() else None
     except (ValueError, RecursionError):
         return line, None
-    if (
-        isinstance(message, dict)
-        and message.get("method") == "initialize"
-        and "id" in message
-        and isinstance(message.get("params"), dict)
-    ):
+    if isinstance(message, dict) and message.get("method") == "initialize" and _valid(message):
         return line, message
     return line, None
+
+
+def _valid(request: dict[str, Any]) -> bool:
+    """Whether the SDK takes this ``initialize`` (its id and the fields its params
+    require): one it refuses is left to the SDK, which answers it with its error."""
+    rid, params = request.get("id"), request.get("params")
+    if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
+        return False
+    info = params.get("clientInfo")
+    return (
+        isinstance(params.get("protocolVersion"), str)
+        and isinstance(params.get("capabilities"), dict)
+        and isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+    )
 
 
 def answer(request: dict[str, Any], *, instructions: str, version: str) -> dict[str, Any]:
