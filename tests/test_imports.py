@@ -25,6 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # the standard library only
     (
         "atomic",
+        "clients",
         "fileopen",
         "hook_budget",
         "interrupts",

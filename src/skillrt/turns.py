@@ -39,6 +39,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from skillrt.clients import CLIENTS
 from skillrt.errors import SkillrtError
 from skillrt.skills.checks import validate_problem
 from skillrt.wellformed import well_formed
@@ -251,22 +252,16 @@ def _pointers(
     return tuple(out)
 
 
-#: client -> (its skill folders, what its model calls to load one of their skills).
-CLIENT_SKILL_TOOLS = {
-    "claude-code": ((".claude/skills",), "the Skill tool with {name}"),
-    "gemini": ((".gemini/skills", ".agents/skills"), "activate_skill {name}"),
-}
-
-
 def _load(skill: Any, client: str | None, default: str) -> str:
     """How the client's model loads ``skill``: its own skill tool where it has one and
     lists the skill, else reading the SKILL.md (every coding agent reads files);
     ``default`` (``skillrt show NAME``) off a coding agent."""
     if client is None:
         return default
-    folders, tool = CLIENT_SKILL_TOOLS.get(client, ((), ""))
+    spec = CLIENTS.get(client)
+    tool = spec.load_tool if spec is not None else None
     path = str(skill.path).replace("\\", "/")
-    if tool and any(f"/{f}/" in path for f in folders):
+    if tool and spec is not None and any(f"/{f}/" in path for f in spec.load_tool_folders):
         return tool.format(name=skill.name)
     return f"read {skill.skill_file}" if skill.skill_file is not None else default
 

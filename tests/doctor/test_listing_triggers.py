@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from skillrt.doctor.listing import CLAUDE_DESCRIPTION_CAP, listing_report
+from skillrt.clients import CLIENTS
+from skillrt.doctor.listing import listing_report
 from skillrt.doctor.triggers import NO_SKILL, trigger_eval
 from skillrt.eval.harness import QueryOutcome
 from skillrt.skills.model import Skill
@@ -30,11 +31,13 @@ def test_a_small_catalogue_fits_both_listings() -> None:
 
 
 def test_long_descriptions_are_cut_and_the_rest_dropped_past_the_budget() -> None:
-    long = "x" * (CLAUDE_DESCRIPTION_CAP + 100)
+    cap = CLIENTS["claude-code"].description_cap
+    assert cap is not None
+    long = "x" * (cap + 100)
     skills = [make(f"s{k:03d}", long if k == 0 else "y" * 900) for k in range(30)]
     report = listing_report(skills, [True] * 30, context_window=200_000)
     claude = next(c for c in report.clients if c.client == "claude-code")
-    assert claude.budget_chars == 8_000 and claude.description_cap == CLAUDE_DESCRIPTION_CAP
+    assert claude.budget_chars == 8_000 and claude.description_cap == cap
     assert claude.truncated == ("s000",)
     # 8,000 characters hold the cut first description (1,543) and seven of 907: the rest go.
     assert claude.dropped[0] == "s008" and len(claude.dropped) == 22

@@ -476,13 +476,6 @@ def test_default_hook_command_starts_fast_and_runs(
     assert not settings.exists()
 
 
-def test_cli_names_the_installer_clients() -> None:
-    from skillrt.cli.hook_cmds import CLIENTS as CLI_CLIENTS
-    from skillrt.install.targets import CLIENTS, FOLDERS
-
-    assert CLI_CLIENTS == CLIENTS == tuple(FOLDERS)
-
-
 # -- the file's own mode and layout (issue 22) ----------------------------------------
 
 #: json.dumps layouts a settings file may have: indented (2, 4, tab), compact with or

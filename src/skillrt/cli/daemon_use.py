@@ -34,8 +34,8 @@ def add_daemon_options(p: argparse.ArgumentParser) -> None:
 
 def identity(ctx: CliContext) -> dict[str, Any]:
     """What this command would serve: compared with the daemon's own identity."""
-    from skillrt.hooks.client_roots import enabled
     from skillrt.settings import config_file, flag_roots
+    from skillrt.skills.discovery import client_folders
 
     roots = flag_roots(getattr(ctx.args, "root", None), Path.cwd())
     config = config_file(getattr(ctx.args, "config", None), Path.cwd())
@@ -44,7 +44,7 @@ def identity(ctx: CliContext) -> dict[str, Any]:
         "config": str(config) if config else None,
         "project_dir": str(ctx.config().project_dir),
         # a hook asks only a daemon that searches the client folders it finds
-        "client_roots": enabled(ctx.config().discovery),
+        "client_roots": client_folders(ctx.config().discovery),
     }
 
 

@@ -13,13 +13,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt.clients import CLIENTS as CLIENT_SPECS
+
 if TYPE_CHECKING:
     from skillrt.cli.context import CliContext
     from skillrt.install import Applied
 
-#: :data:`skillrt.install.targets.CLIENTS`, spelled out so ``--help`` does not import the
-#: installer.
-CLIENTS = ("claude-code", "codex", "gemini", "cursor")
+#: The clients install knows (:data:`skillrt.clients.CLIENTS`; the standard library
+#: only, so ``--help`` does not import the installer).
+CLIENTS = tuple(CLIENT_SPECS)
 
 
 def register(
@@ -187,7 +189,6 @@ def cmd_install(ctx: CliContext) -> int:
     from skillrt.errors import UsageError
     from skillrt.hooks.locations import cache_home, project_dir
     from skillrt.install import Target, apply, plan
-    from skillrt.install.targets import FOLDERS
 
     args = ctx.args
     if args.timeout < 1:
@@ -196,16 +197,14 @@ def cmd_install(ctx: CliContext) -> int:
     environ = os.environ
     project = Path(project_dir(str(Path.cwd()), environ))
     portable = not args.user
+    spec = CLIENT_SPECS[client]
     if args.user:
         home = environ.get("HOME")
         if not home:
             raise UsageError("--user needs HOME to be set")
-        if client == "codex" and environ.get("CODEX_HOME"):
-            folder = Path(environ["CODEX_HOME"])
-        else:
-            folder = Path(home) / FOLDERS[client]
+        folder = Path(spec.config_folder(home, environ, user=True))
     else:
-        folder = project / FOLDERS[client]
+        folder = Path(spec.config_folder(str(project), environ, user=False))
     warnings: list[dict[str, str]] = []
     flags: list[str] = []
     for root in getattr(args, "root", None) or ():
@@ -238,7 +237,7 @@ def cmd_install(ctx: CliContext) -> int:
         flags=flags,
         hook_flags=hook_flags,
         timeout_s=args.timeout,
-        mcp=bool(args.mcp) or client == "cursor",
+        mcp=bool(args.mcp) or spec.mcp_always,
     )
     cache = cache_home(environ)
     backups = Path(cache) / "backups" if cache else project / ".skillrt" / "backups"
@@ -306,14 +305,6 @@ def _hook_config(ctx: CliContext, project: Path) -> Any:
     return hook_settings(config, state, environ)
 
 
-#: Where to put skills for each client, as a NO_SKILLS warning says it.
-OWN_FOLDERS = {
-    "claude-code": ".claude/skills",
-    "codex": ".agents/skills or .codex/skills",
-    "gemini": ".gemini/skills or .agents/skills",
-}
-
-
 def _skills_seen(
     ctx: CliContext, config: Any, client: str, warnings: list[dict[str, str]]
 ) -> dict[str, Any]:
@@ -331,8 +322,8 @@ def _skills_seen(
     searched = [str(r.path) for r in roots if r.path.is_dir()]
     out: dict[str, Any] = {"skill_count": len(registry), "searched": searched}
     if not len(registry):
-        what = "hook" if client != "cursor" else "MCP server"
-        own = OWN_FOLDERS.get(client, ".agents/skills")
+        what = "hook" if CLIENT_SPECS[client].handlers else "MCP server"
+        own = CLIENT_SPECS[client].skills_hint
         warnings.append({
             "code": "NO_SKILLS",
             "message": f"the {what} will see no skills from {config.project_dir}: put skills "

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillrt.clients import CLIENTS
 from skillrt.doctor.model import Environment, RootStatus
 
 if TYPE_CHECKING:
@@ -40,12 +41,6 @@ EXTRAS = (
     ("agents", "openai-agents", "the OpenAI Agents SDK toolset"),
     ("pydantic_ai", "pydantic-ai", "the Pydantic AI toolset"),
 )
-#: client -> (config file in its folder, hook event).
-HOOK_FILES = {
-    "claude-code": (".claude", "settings.json", "UserPromptSubmit"),
-    "codex": (".codex", "hooks.json", "UserPromptSubmit"),
-    "gemini": (".gemini", "settings.json", "BeforeAgent"),
-}
 
 
 def missing_extras() -> tuple[dict[str, str], ...]:
@@ -127,17 +122,18 @@ def hook_status(
 
     environ = os.environ if environ is None else environ
     out: dict[str, Any] = {}
-    for client, (folder, filename, event) in HOOK_FILES.items():
+    for client, spec in CLIENTS.items():
+        if not spec.hooks_file or not spec.event:
+            continue
+        filename, event = spec.hooks_file, spec.event
         where: list[str] = []
         errors: list[str] = []
         settings: list[tuple[str, dict[str, Any]]] = []
         for scope, base in (("project", project), ("user", home)):
             if base is None:
                 continue
-            path = base / folder / filename
-            if client == "codex" and scope == "user" and environ.get("CODEX_HOME"):
-                path = Path(environ["CODEX_HOME"]) / filename
-            data = _read_json(path, errors, comments=client == "gemini")
+            path = Path(spec.config_folder(str(base), environ, user=scope == "user")) / filename
+            data = _read_json(path, errors, comments=spec.settings_comments)
             if data is None:
                 continue
             settings.append((scope, data))

@@ -2,7 +2,8 @@
 
 Clients list each skill's name and description for the model; past a budget they cut
 descriptions, and a skill whose description is gone is one the model cannot choose.
-The budgets (the clients' documented behaviour, approximated; docs/doctor.md):
+The budgets (the clients' documented behaviour, approximated; docs/doctor.md), from
+each client's module in :mod:`skillrt.clients`:
 
 * **Claude Code**: each description cut at 1,536 characters; the listing takes about 1%
   of the context window (4 characters a token: 8,000 characters of a 200,000-token
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from skillrt.clients import CLIENTS
 from skillrt.doctor.model import ListingClient, ListingReport
 from skillrt.skills.model import Skill
 
@@ -26,10 +28,6 @@ __all__ = ["CHARS_PER_TOKEN", "DEFAULT_CONTEXT_WINDOW", "listing_report"]
 
 DEFAULT_CONTEXT_WINDOW = 200_000
 CHARS_PER_TOKEN = 4
-CLAUDE_DESCRIPTION_CAP = 1_536
-CLAUDE_SHARE = 0.01
-CODEX_SHARE = 0.02
-CODEX_FALLBACK_CHARS = 8_000
 
 
 def _client(
@@ -93,24 +91,19 @@ def listing_report(
         s for s, on in zip(skills, enabled, strict=True) if on and not s.disable_model_invocation
     ]
     window = context_window or DEFAULT_CONTEXT_WINDOW
-    claude_budget = int(window * CLAUDE_SHARE * CHARS_PER_TOKEN)
-    if context_window:
-        codex_budget = int(context_window * CODEX_SHARE * CHARS_PER_TOKEN)
-        codex_note = f"2% of a {context_window:,}-token window at {CHARS_PER_TOKEN} chars/token"
-    else:
-        codex_budget = CODEX_FALLBACK_CHARS
-        codex_note = "8,000 characters (the window is not known; pass --context-window)"
-    return ListingReport(
-        context_window_tokens=window,
-        clients=(
-            _client(
-                "claude-code",
-                listed,
-                claude_budget,
-                CLAUDE_DESCRIPTION_CAP,
-                f"1% of a {window:,}-token window at {CHARS_PER_TOKEN} chars/token; "
-                f"descriptions cut at {CLAUDE_DESCRIPTION_CAP:,} characters",
-            ),
-            _client("codex", listed, codex_budget, None, codex_note),
-        ),
-    )
+    reports = []
+    for spec in CLIENTS.values():
+        if spec.listing_share is None:
+            continue
+        cap = spec.description_cap
+        capped = f"; descriptions cut at {cap:,} characters" if cap else ""
+        if context_window or spec.listing_fallback_chars is None:
+            budget = int(window * spec.listing_share * CHARS_PER_TOKEN)
+            note = (f"{spec.listing_share:.0%} of a {window:,}-token window at "
+                    f"{CHARS_PER_TOKEN} chars/token{capped}")  # fmt: skip
+        else:
+            budget = spec.listing_fallback_chars
+            note = (f"{budget:,} characters (the window is not known; pass "
+                    f"--context-window){capped}")  # fmt: skip
+        reports.append(_client(spec.name, listed, budget, cap, note))
+    return ListingReport(context_window_tokens=window, clients=tuple(reports))

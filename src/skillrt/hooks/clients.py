@@ -1,4 +1,5 @@
-"""The hook contract of each client: what arrives on stdin, what to print on stdout.
+"""The hook contract of each client: what arrives on stdin, what to print on stdout
+(each client itself: :mod:`skillrt.clients`).
 
 - ``claude-code``: a ``UserPromptSubmit`` hook. Input: ``session_id``,
   ``transcript_path`` (JSONL), ``cwd``, ``permission_mode``, ``hook_event_name``,
@@ -20,21 +21,15 @@ and ``$`` mention messages) is shown to the person.
 from __future__ import annotations
 
 from skillrt import fastjson
+from skillrt.clients import CLIENTS
 from skillrt.wellformed import well_formed
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
     from typing import Any
 
-#: client -> the hook event it is installed on.
-EVENTS = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit", "gemini": "BeforeAgent"}
 #: Gemini CLI's model-call event (``--via-model``: see :mod:`skillrt.hooks.model_channel`).
 MODEL_EVENT = "BeforeModel"
-#: client -> the characters a turn's context may take, where the client keeps less than
-#: the default (9,500: Claude Code keeps 10,000): Codex replaces hook context past
-#: 2,500 tokens by a file the model must open (its ``additionalContextLimit``), and
-#: code-heavy text runs about 3 characters a token.
-BUDGETS = {"codex": 7_000}
 
 
 class HookInputError(ValueError):
@@ -107,7 +102,7 @@ def render(client: str, context: dict[str, Any]) -> str:
         return ""
     shown_lines = shown(context)
     out: dict[str, Any] = {
-        "hookSpecificOutput": {"hookEventName": EVENTS[client], "additionalContext": text}
+        "hookSpecificOutput": {"hookEventName": CLIENTS[client].event, "additionalContext": text}
     }
     if shown_lines:
         out["systemMessage"] = "\n".join(shown_lines)

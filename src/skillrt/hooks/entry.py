@@ -31,6 +31,7 @@ import os
 import sys
 import time
 
+from skillrt.clients import CLIENTS
 from skillrt.hook_budget import (
     DAEMON_IDLE_S,
     DAEMON_SHARE,
@@ -38,7 +39,6 @@ from skillrt.hook_budget import (
     DEADLINE_S,
     STORE_WAIT_S,
 )
-from skillrt.hooks.clients import BUDGETS, EVENTS
 from skillrt.hooks.locations import hook_settings, hook_state_dir, project_dir, shared_cache_dir
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
@@ -89,8 +89,9 @@ class UsageProblem(ValueError):
 def parse_args(argv: list[str]) -> Options:
     opts = Options()
     rest = list(argv)
-    if not rest or rest[0] not in EVENTS:
-        raise UsageProblem(f"name a client: {', '.join(EVENTS)}")
+    hooked = [name for name, c in CLIENTS.items() if c.event]
+    if not rest or rest[0] not in hooked:
+        raise UsageProblem(f"name a client: {', '.join(hooked)}")
     opts.client = rest.pop(0)
     while rest:
         arg = rest.pop(0)
@@ -217,7 +218,8 @@ class _Run:
                 _log(self.state_dir, str(exc))
                 return
             model_call = opts.via_model and hook.event == MODEL_EVENT
-            if hook.event is not None and hook.event != EVENTS[opts.client] and not model_call:
+            ours = CLIENTS[opts.client].event
+            if hook.event is not None and hook.event != ours and not model_call:
                 return  # installed on another event by hand: not ours to answer
             project = project_dir(hook.cwd, os.environ)
             self.stage = "reading the config"
@@ -408,7 +410,7 @@ class _Run:
                         prompt,
                         history=history,
                         surface="hook",
-                        budget=self.opts.budget or BUDGETS.get(self.opts.client),
+                        budget=self.opts.budget or CLIENTS[self.opts.client].context_budget,
                         loaded=loaded,
                         client=self.opts.client,
                     )
@@ -448,11 +450,11 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
     roots = [os.path.realpath(os.path.join(project, r)) for r in opts.roots] or None
     expect: dict[str, Any] = {"roots": roots, "config": config_file, "project_dir": project_dir}
     if opts.client_roots:  # a daemon that does not search them serves other skills
-        from skillrt.hooks.client_roots import present
+        from skillrt.clients import present
 
         # (only those that are there: else any daemon of these skills will do)
         environ = os.environ
-        expect["client_roots"] = present(project, environ.get("HOME"), environ.get("CODEX_HOME"))
+        expect["client_roots"] = present(project, environ.get("HOME"), environ)
     cache_dir = shared_cache_dir(os.environ) if config_file is None else None
     return {"state_dir": os.path.abspath(state_dir), "expect": expect, "cache_dir": cache_dir}
 
@@ -490,7 +492,7 @@ def _ask_daemon(
         _log(where["state_dir"], f"bad daemon address: {exc}")
         return None
     args = {**args, "surface": "hook"}
-    budget = opts.budget or BUDGETS.get(opts.client)
+    budget = opts.budget or CLIENTS[opts.client].context_budget
     if budget:
         args["budget"] = budget
     timeout = max(0.05, timeout)

@@ -27,6 +27,7 @@ the parser's recursion limit is skipped like any unreadable line.
 from __future__ import annotations
 
 from skillrt import fastjson
+from skillrt.clients import CLIENTS
 from skillrt.fileopen import open_regular
 from skillrt.wellformed import well_formed
 
@@ -46,6 +47,8 @@ _SYNTHETIC = ("<environment_context>", "<user_instructions>", "<command-name>", 
 #: Parts a client adds to a user message that are not the user's words (Gemini CLI).
 _ADDED_PARTS = ("<hook_context>", "<session_context>")
 _TEXT_BLOCKS = ("text", "input_text", "output_text")
+#: Each client's reader of its transcript lines (:mod:`skillrt.clients`).
+_READERS = tuple(c.read_message for c in CLIENTS.values() if c.read_message is not None)
 _ROLES = {"user": "user", "assistant": "assistant", "gemini": "assistant", "model": "assistant"}
 
 
@@ -136,21 +139,14 @@ def _document(data: bytes) -> list[dict[str, str]] | None:
 def _message(entry: dict[str, Any]) -> dict[str, str] | None:
     if entry.get("isMeta") or entry.get("isSidechain"):
         return None
-    body: Any = None
-    if entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict):
-        body = entry["message"]
-    elif entry.get("type") in ("user", "gemini") and "content" in entry and "id" in entry:
-        body = {"role": entry["type"], "content": entry["content"]}  # Gemini CLI JSONL
-    elif (
-        entry.get("type") == "response_item"
-        and isinstance(entry.get("payload"), dict)
-        and entry["payload"].get("type") == "message"
-    ):
-        body = entry["payload"]
-    if body is None:
+    for client in _READERS:
+        found = client(entry)
+        if found is not None:
+            break
+    else:
         return None
-    role = _ROLES.get(str(body.get("role") or entry.get("type")))
-    text = _text(body.get("content"))
+    role = _ROLES.get(found[0])
+    text = _text(found[1])
     if role is None or not text or text.lstrip().startswith(_SYNTHETIC):
         return None
     return {"role": role, "content": text}

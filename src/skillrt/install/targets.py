@@ -30,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from skillrt.clients import CLIENTS as CLIENT_SPECS
+from skillrt.clients import Client
 from skillrt.errors import InstallError
 from skillrt.install.files import (
     FileEdit,
@@ -40,9 +42,7 @@ from skillrt.install.files import (
     restore_original,
 )
 
-CLIENTS = ("claude-code", "codex", "gemini", "cursor")
-#: Each client's config folder, in the project or the home folder.
-FOLDERS = {"claude-code": ".claude", "codex": ".codex", "gemini": ".gemini", "cursor": ".cursor"}
+CLIENTS = tuple(CLIENT_SPECS)
 #: How a hook starts skillrt by default: ``python -c`` with this line skips both the
 #: console script's wrapper (it imports ``re``) and ``-m``'s runpy: ~10 ms per prompt.
 HOOK_BOOT = "import sys;from skillrt.cli import main;sys.exit(main())"
@@ -69,8 +69,19 @@ class Target:
     #: How the hook starts skillrt when it differs from ``program`` (e.g.
     #: ``[python, "-c", HOOK_BOOT]``).
     hook_program: Sequence[str] | None = None
-    #: Register the MCP server too (always for cursor; an uninstall removes it anyway).
+    #: Register the MCP server too (always for a client without a usable prompt hook;
+    #: an uninstall removes it anyway).
     mcp: bool = False
+
+    @property
+    def spec(self) -> Client:
+        """What skillrt knows of the client (:mod:`skillrt.clients`)."""
+        try:
+            return CLIENT_SPECS[self.client]
+        except KeyError:
+            raise InstallError(
+                f"unknown client {self.client!r}; one of {', '.join(CLIENTS)}"
+            ) from None
 
     def hook_command(self) -> str:
         program = self.hook_program or self.program
@@ -78,7 +89,7 @@ class Target:
 
     def server(self) -> dict[str, Any]:
         # Beside skillrt's prompt hook, the server does not ask the model to route again.
-        hooked = ["--with-hook"] if self.client != "cursor" else []
+        hooked = ["--with-hook"] if self.spec.handlers else []
         args = [*self.program[1:], "mcp", *self.flags, *hooked]
         return {"command": self.program[0], "args": args}
 
@@ -98,18 +109,21 @@ def plan(target: Target, *, uninstall: bool = False, backups: Path) -> list[File
 
 
 def _plan(target: Target, uninstall: bool) -> list[FileEdit]:
-    if target.client == "claude-code":
-        return [_json_edit(target.folder / "settings.json", target, uninstall, _claude)]
-    if target.client == "codex":
-        edits = [_json_edit(target.folder / "hooks.json", target, uninstall, _codex_hooks)]
-        if target.mcp or uninstall:
-            edits.append(_toml_edit(target.folder / "config.toml", target, uninstall))
-        return edits
-    if target.client == "gemini":
-        return [_json_edit(target.folder / "settings.json", target, uninstall, _gemini)]
-    if target.client == "cursor":
-        return [_json_edit(target.folder / "mcp.json", target, uninstall, _cursor)]
-    raise InstallError(f"unknown client {target.client!r}; one of {', '.join(CLIENTS)}")
+    """The client's hooks file (its hooks, and its MCP server when that file registers
+    servers too), then its MCP file when that is another one."""
+    spec = target.spec
+    mcp = target.mcp or spec.mcp_always or uninstall
+    edits = []
+    if spec.hooks_file:
+        serve = mcp and spec.mcp_file == spec.hooks_file
+        edits.append(_json_edit(target.folder / spec.hooks_file, target, uninstall, serve))
+    if mcp and spec.mcp_file and spec.mcp_file != spec.hooks_file:
+        path = target.folder / spec.mcp_file
+        if path.suffix == ".toml":
+            edits.append(_toml_edit(path, target, uninstall))
+        else:
+            edits.append(_json_edit(path, target, uninstall, True))
+    return edits
 
 
 def _parse_toml(text: str) -> dict[str, Any]:
@@ -119,13 +133,22 @@ def _parse_toml(text: str) -> dict[str, Any]:
         raise ValueError(str(exc)) from exc
 
 
-def _json_edit(path: Path, target: Target, uninstall: bool, change: Any) -> FileEdit:
+def _json_edit(path: Path, target: Target, uninstall: bool, server: bool) -> FileEdit:
+    """The client's hooks in ``path`` when it is its hooks file, and skillrt's MCP
+    server with ``server``."""
+    spec = target.spec
     before = read_text(path)
-    comments = target.client == "gemini"  # Gemini CLI strips comments from its settings
+    comments = spec.settings_comments  # e.g. Gemini CLI strips comments from its settings
     try:
         data = load_json(path, before, comments=comments)
         original = copy.deepcopy(data)
-        change(data, target, uninstall)
+        if server:
+            _set_server(data, target, uninstall)
+        if path.name == spec.hooks_file:
+            command = target.hook_command()
+            for handler in spec.handlers:
+                group = handler.entry(command, target.timeout_s)
+                _set_hook(data, handler.event, group, target.client, uninstall)
         return FileEdit(path, before, edit_json(before, original, data, comments=comments))
     except RecursionError:  # parsing, copying or editing a document nested that deep
         raise InstallError(
@@ -191,41 +214,6 @@ def _set_hook(
         hooks.pop(event, None)
     if not hooks:
         data.pop("hooks")
-
-
-def _claude(data: dict[str, Any], target: Target, uninstall: bool) -> None:
-    handler = {"type": "command", "command": target.hook_command(), "timeout": target.timeout_s}
-    group = {"matcher": "", "hooks": [handler]}
-    _set_hook(data, "UserPromptSubmit", group, "claude-code", uninstall)
-
-
-def _codex_hooks(data: dict[str, Any], target: Target, uninstall: bool) -> None:
-    handler = {"type": "command", "command": target.hook_command(), "timeout": target.timeout_s}
-    _set_hook(data, "UserPromptSubmit", {"hooks": [handler]}, "codex", uninstall)
-
-
-def _gemini(data: dict[str, Any], target: Target, uninstall: bool) -> None:
-    """Two hooks: ``BeforeAgent`` routes each prompt, ``BeforeModel`` puts the skill in
-    the user's own message (Gemini CLI tells its model that ``BeforeAgent`` context is
-    data, not instructions: see :mod:`skillrt.hooks.model_channel`)."""
-    if target.mcp or uninstall:
-        _set_server(data, target, uninstall)
-    command = f"{target.hook_command()} --via-model"
-    for event, name, timeout_s in (
-        ("BeforeAgent", "skillrt", target.timeout_s),
-        ("BeforeModel", "skillrt-model", min(target.timeout_s, 5)),
-    ):
-        handler = {
-            "name": name,
-            "type": "command",
-            "command": command,
-            "timeout": timeout_s * 1000,  # Gemini CLI counts milliseconds
-        }
-        _set_hook(data, event, {"matcher": "", "hooks": [handler]}, "gemini", uninstall)
-
-
-def _cursor(data: dict[str, Any], target: Target, uninstall: bool) -> None:
-    _set_server(data, target, uninstall)
 
 
 # -- MCP servers ----------------------------------------------------------------------

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from skillrt.clients import WITH_ROOTS
 from skillrt.config import DiscoveryConfig, RootConfig, is_valid_namespace
 from skillrt.fileopen import open_regular
 from skillrt.skills.model import BrokenSkill, Diagnostic, Skill
@@ -76,25 +77,23 @@ def resolve_roots(
     return _ordered(roots)
 
 
-#: The conventional folders (S3) and each coding agent's own skill folders, with the
-#: switch that searches each: ``(scope, folder under the project or the home folder,
-#: discovery switch)``. Each client's folders are its documented ones: Claude Code
-#: ``.claude/skills``; Codex CLI ``.agents/skills`` and ``.codex/skills`` (``~/.codex`` is
-#: ``$CODEX_HOME``); Gemini CLI ``.gemini/skills`` and ``.agents/skills``.
+#: The conventional folders (S3) and each coding agent's own skill folders (from
+#: :data:`skillrt.clients.CLIENTS`: Claude Code ``.claude/skills``, Codex CLI
+#: ``.codex/skills`` with ``~/.codex`` as ``$CODEX_HOME``, Gemini CLI ``.gemini/skills``;
+#: Codex and Gemini also read ``.agents/skills``), with the switch that searches each:
+#: ``(scope, folder under the project or the home folder, discovery switch)``.
 CONVENTIONAL_FOLDERS = (
     ("project", (".agents", "skills"), "conventional_roots"),
     ("project", ("skills",), "conventional_roots"),
-    ("project", (".claude", "skills"), "claude_roots"),
-    ("project", (".codex", "skills"), "codex_roots"),
-    ("project", (".gemini", "skills"), "gemini_roots"),
+    *(("project", (c.folder, "skills"), f"{short}_roots") for short, c in WITH_ROOTS.items()),
     ("user", (".agents", "skills"), "conventional_roots"),
-    ("user", (".claude", "skills"), "claude_roots"),
-    ("user", (".codex", "skills"), "codex_roots"),
-    ("user", (".gemini", "skills"), "gemini_roots"),
+    *(("user", (c.folder, "skills"), f"{short}_roots") for short, c in WITH_ROOTS.items()),
 )
 #: The switches of the coding agents' own folders; ``discovery.client_roots`` turns all
 #: of them on (the default; ``--no-client-roots`` turns them off).
-CLIENT_SWITCHES = ("claude_roots", "codex_roots", "gemini_roots")
+CLIENT_SWITCHES = tuple(f"{short}_roots" for short in WITH_ROOTS)
+#: A client's user folder named by an environment variable (``$CODEX_HOME``), by folder.
+_HOME_ENVS = {c.folder: c.home_env for c in WITH_ROOTS.values() if c.home_env}
 
 
 def folder_on(config: DiscoveryConfig, switch: str) -> bool:
@@ -102,6 +101,12 @@ def folder_on(config: DiscoveryConfig, switch: str) -> bool:
     if switch in CLIENT_SWITCHES and config.client_roots:
         return True
     return bool(getattr(config, switch))
+
+
+def client_folders(config: DiscoveryConfig) -> list[str]:
+    """The short names of the client skill folders ``config`` searches (part of a
+    daemon's identity)."""
+    return [short for short in WITH_ROOTS if folder_on(config, f"{short}_roots")]
 
 
 def searched_folders(config: DiscoveryConfig, project_dir: Path) -> list[tuple[str, Path, str]]:
@@ -122,7 +127,7 @@ def _folder(
 ) -> Path | None:
     if scope == "project":
         return project_dir.joinpath(*parts)
-    if parts == (".codex", "skills") and config.codex_home is not None:
+    if parts[0] in _HOME_ENVS and config.codex_home is not None:
         return config.codex_home / "skills"
     return config.home_dir.joinpath(*parts) if config.home_dir is not None else None
 
