@@ -141,3 +141,51 @@ def test_no_daemon_is_started_where_its_socket_cannot_be(project: Path, skills: 
         assert hook_output(proc) is not None
     assert not (state / "daemon.log").exists() and not _daemons(state)
     assert "socket path is too long" in (state / "hook.log").read_text()
+
+
+def test_the_daemon_is_started_after_the_prompt_is_answered(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A daemon starting up (loading the model and the index) would take the cores the
+    first prompt's in-process answer is computed on: it is started once that answer is
+    printed."""
+    import io
+    import sys
+
+    from skillrt.hooks import entry
+
+    (project / ".git").mkdir()
+    calls: list[str] = []
+    run = entry._Run(entry.parse_args(["claude-code"]), time.monotonic())
+    monkeypatch.setattr(entry, "_ask_daemon", lambda *a, **k: None)
+    monkeypatch.setattr(run, "_in_process", lambda *a: calls.append("answer") or {
+        "text": "[Skill: x]", "lines": ["Using skill: x"]})  # fmt: skip
+    monkeypatch.setattr(run, "write", lambda out: calls.append("print"))
+    monkeypatch.setattr(run, "_start_daemon", lambda *a: calls.append("daemon"))
+    stdin = io.TextIOWrapper(io.BytesIO(claude_payload("review my pr", project).encode()))
+    monkeypatch.setattr(sys, "stdin", stdin)
+    run.work()
+    assert calls == ["answer", "print", "daemon"]
+    run.start_pending_daemon()  # at the deadline too, but once
+    assert calls.count("daemon") == 1
+
+
+def test_a_prompt_past_its_deadline_still_starts_the_daemon(
+    autostarted: Path, skills: Path
+) -> None:
+    """The deadline passes while the first prompt works in-process (a cold runtime
+    takes longer than 0.5 s here): nothing is printed, and the daemon for the next
+    prompts is started all the same."""
+    project = autostarted
+    state = hook_state(project)
+    proc = skillrt(
+        "hook", "claude-code", "--root", str(skills), "--deadline", "0.5", cwd=project,
+        stdin=claude_payload("please do a code review of my pr", project),
+        SKILLRT_DAEMON_AUTOSTART="1",
+    )  # fmt: skip
+    assert proc.returncode == 0
+    log = (state / "hook.log").read_text()
+    if hook_output(proc) is None:  # a machine fast enough answers in time: that is fine
+        assert "deadline of 0.5 s passed while working in-process" in log
+    assert "started a daemon" in log
+    wait_for(lambda: len(_daemons(state)) == 1, timeout=60)

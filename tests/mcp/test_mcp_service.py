@@ -180,3 +180,31 @@ def test_mcp_service_on_a_shared_store(
     assert name not in {s.qualified_name for s in service.publication.skills}
     other.close()
     runtime.close()
+
+
+@pytest.mark.parametrize("with_hook", [False, True])
+def test_initialize_gets_the_instructions_before_any_skill_file_is_listed(
+    tmp_path: Path,
+    make_skill: Callable[..., Path],
+    monkeypatch: pytest.MonkeyPatch,
+    with_hook: bool,
+) -> None:
+    """``initialize`` is answered from the registry alone (the skills' files are listed
+    after it, ~0.2 s at 1,000 skills), with the very text the snapshot then holds."""
+    import skillrt.mcp.publish as publish
+
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    config = RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state")
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    service = SkillService(runtime, McpConfig(with_hook=with_hook))
+    listed: list[Path] = []
+    real = publish.list_skill_files
+
+    def listing(path: Path, *args: object, **kwargs: object) -> object:
+        listed.append(path)
+        return real(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(publish, "list_skill_files", listing)
+    early = service.early_instructions()
+    assert early and not listed
+    assert service.instructions == early and listed

@@ -110,8 +110,6 @@ def cmd_mcp(ctx: CliContext) -> int:
 def _serve_stdio(runtime: Any, config: Any) -> None:
     """Over stdio: the client's ``initialize`` is answered before the MCP SDK is even
     imported (:mod:`skillrt.mcp.early`), then the server takes over the session."""
-    import anyio
-
     from skillrt.mcp import SkillService, event_writer
     from skillrt.mcp.early import Handshake, answer, read_handshake, send
     from skillrt.mcp.stdin import claimed_stdin
@@ -122,12 +120,16 @@ def _serve_stdio(runtime: Any, config: Any) -> None:
         line, request = read_handshake(wire)
         handshake = Handshake(line)
         if request is not None:
-            result = answer(request, instructions=service.instructions, version=__version__)
+            # From the registry alone: the skills' files are listed after the answer.
+            instructions = service.early_instructions()
+            result = answer(request, instructions=instructions, version=__version__)
             send(sys.stdout.buffer, request["id"], result)
             handshake = Handshake(line, request["id"], result)
         # A bad runner choice fails before any request is served (after the handshake:
         # building it imports the dispatcher, which the early answer does without).
         runtime.build_runner()
+        import anyio
+
         from skillrt.mcp import server
 
         anyio.run(server.serve_stdio, service, wire, handshake)

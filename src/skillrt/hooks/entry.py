@@ -172,6 +172,9 @@ class _Run:
         #: The in-process runtime's routing, once built (its queued route events are
         #: kept in the outbox if the deadline passes).
         self.routing: Any = None
+        #: ``(project, where)`` of a daemon to start once this prompt is answered.
+        self._daemon_to_start: tuple[str, dict[str, Any]] | None = None
+        self._daemon_lock = _thread.allocate_lock()
 
     def left(self) -> float:
         """Seconds left before the deadline."""
@@ -192,8 +195,21 @@ class _Run:
                 _log(self.state_dir, f"route events not kept: {exc}")
         try:
             sys.stdout.flush()
+            self.start_pending_daemon()  # the next prompts are warm all the same
         finally:
             os._exit(0)
+
+    def start_pending_daemon(self) -> None:
+        """Start the daemon this prompt found missing, once: after the answer (or the
+        deadline), so its start does not take the cores the answer is computed on."""
+        if not self._daemon_lock.acquire(False):
+            return
+        pending, self._daemon_to_start = self._daemon_to_start, None
+        if pending is not None:
+            try:
+                self._start_daemon(*pending)
+            except Exception as exc:  # the prompt is answered; say why, never break it
+                _log(self.state_dir, f"could not start a daemon: {exc}")
 
     def write(self, out: str) -> None:
         with self._emit:
@@ -261,8 +277,7 @@ class _Run:
                 timeout=min(self.daemon_timeout, self.left() + 0.1),
             )
             if context is None:
-                self.stage = "starting a daemon for the next prompts"
-                self._start_daemon(project, where)
+                self._daemon_to_start = (project, where)  # started once this is answered
                 self.stage = "working in-process"
                 context = self._in_process(project, hook.prompt, history, loaded)
             if context is None:
@@ -285,6 +300,10 @@ class _Run:
             import traceback
 
             _log(self.state_dir, "".join(traceback.format_exception(exc)).rstrip())
+        finally:
+            if self._daemon_to_start is not None:
+                self.stage = "starting a daemon for the next prompts"
+                self.start_pending_daemon()
 
     # -- Gemini CLI's model channel (--via-model) --------------------------------------
     def _record_path(self, hook: Any) -> str:

@@ -210,10 +210,7 @@ def build_publication(
             )
         published.append(PublishedSkill(skill, files))
     activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
-    if config.with_hook:
-        text, listed = names_only(runtime, config.instructions_budget)
-    else:
-        text, listed = fit_instructions(runtime, config.instructions_budget, usage=usage)
+    text, listed = instructions_for(runtime, config, usage=usage)
     return Publication(
         tuple(published),
         activatable,
@@ -221,6 +218,17 @@ def build_publication(
         listed,
         frozenset(s.qualified_name for s in registry.skills()),
     )
+
+
+def instructions_for(
+    runtime: SkillRuntime, config: McpConfig, *, usage: Mapping[str, int] | None = None
+) -> tuple[str, tuple[str, ...]]:
+    """The server's instructions and the skills they list: from the registry alone (no
+    skill's files are read), so ``initialize`` can be answered before the rest of the
+    snapshot is built."""
+    if config.with_hook:
+        return names_only(runtime, config.instructions_budget)
+    return fit_instructions(runtime, config.instructions_budget, usage=usage)
 
 
 def names_only(runtime: SkillRuntime, budget: int) -> tuple[str, tuple[str, ...]]:

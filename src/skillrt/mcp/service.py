@@ -33,6 +33,7 @@ from skillrt.mcp.publish import (
     Publication,
     ResourceInfo,
     build_publication,
+    instructions_for,
     skill_entry,
 )
 from skillrt.mcp.rwlock import RWLock
@@ -295,6 +296,14 @@ class SkillService:
     @property
     def instructions(self) -> str:
         return self.publication.instructions
+
+    def early_instructions(self) -> str:
+        """The instructions, before the snapshot is built: what ``initialize`` answers
+        while the skills' files are still to be listed (the snapshot's own are the
+        same text, from the same registry)."""
+        if self._publication is not None:
+            return self._publication.instructions
+        return instructions_for(self.runtime, self.config, usage=self._usage())[0]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one tool; every failure becomes an error outcome, never an exception."""
