@@ -3,8 +3,10 @@ real CLIs (Claude Code, Codex CLI, Gemini CLI from .ci/clients) against the reco
 tests/clients on 127.0.0.1, after `skillrt install` alone (no hand-started daemon):
 
 1. the wall time a prompt gains from the hook, against the same client without it:
-   median of N prompts after the first, each a new session, the two set-ups taken in
-   turn (target <= 100 ms per client);
+   median of N prompts after the first, each a new session, the set-ups taken in turn
+   (target <= 100 ms per client); beside it, the same install with each hook command
+   replaced by ``cat > /dev/null``: what the client itself spends on running a hook,
+   and what skillrt's adds to that (Claude Code and Gemini CLI);
 2. the first prompt after a user-level install over 1,000 real skills, in a repository
    never seen, no daemon running: it must inject, and add at most 1.5 s;
 3. the hook process alone, answered by the daemon that first prompt started, at 1,000
@@ -111,22 +113,34 @@ def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, An
     with running() as server:
         plain = Setup(work / f"{client}-plain", client, server, cache / "plain")
         hooked = Setup(work / f"{client}-hooked", client, server, cache / "hooked")
-        for setup in (plain, hooked):
+        setups = [plain, hooked]
+        # The client's own cost of running a hook at all: the same install, each of
+        # skillrt's commands replaced by one that reads its input and does nothing
+        # (not for Codex, which runs a changed hook only once it is trusted again).
+        empty = None
+        if client != "codex":
+            empty = Setup(work / f"{client}-empty", client, server, cache / "empty")
+            setups.append(empty)
+        for setup in setups:
             shutil.copytree(REPO / "examples" / "skills", setup.project / FOLDER[client])
-        installed = hooked.skillrt("install", client, "--json")
-        if installed.returncode != 0:
-            raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
+        for setup in setups[1:]:
+            installed = setup.skillrt("install", client, "--json")
+            if installed.returncode != 0:
+                raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
+        if empty is not None:
+            _empty_hooks(empty.project / SETTINGS[client])
         try:
-            hooked.prompt(PROMPT)  # the first: it starts the daemon
-            plain.prompt(PROMPT)
-            with_hook, without = [], []
+            for setup in setups:
+                setup.prompt(PROMPT)  # the first: skillrt's starts the daemon
+            times: list[list[float]] = [[] for _ in setups]
             for _ in range(prompts):
-                with_hook.append(hooked.prompt(PROMPT))
-                without.append(plain.prompt(PROMPT))
+                for setup, took in zip(setups, times, strict=True):
+                    took.append(setup.prompt(PROMPT))
             injected = sum("[Skill: systematic-debugging" in r.text
                            for r in server.model_requests())  # fmt: skip
         finally:
             hooked.stop_daemons()
+    without, with_hook = times[0], times[1]
     gains = [(a - b) * 1000 for a, b in zip(with_hook, without, strict=True)]
     out.update(
         median_with_ms=round(statistics.median(with_hook) * 1000, 1),
@@ -134,9 +148,38 @@ def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, An
         overhead_ms=round((statistics.median(with_hook) - statistics.median(without)) * 1000, 1),
         paired_median_gain_ms=round(statistics.median(gains), 1),
         requests_with_the_skill=injected,
-        load_after=loadavg(),
     )
+    if empty is not None:
+        idle = times[2]
+        out.update(
+            median_empty_hook_ms=round(statistics.median(idle) * 1000, 1),
+            empty_hook_costs_ms=round(
+                (statistics.median(idle) - statistics.median(without)) * 1000, 1
+            ),  # fmt: skip
+            over_empty_hook_ms=round(
+                (statistics.median(with_hook) - statistics.median(idle)) * 1000, 1
+            ),  # fmt: skip
+            paired_over_empty_ms=round(
+                statistics.median([(a - b) * 1000 for a, b in zip(with_hook, idle, strict=True)]), 1
+            ),  # fmt: skip
+        )
+    out["load_after"] = loadavg()
     return out
+
+
+#: Where a project install puts each client's hooks.
+SETTINGS = {"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json"}
+
+
+def _empty_hooks(settings: Path) -> None:
+    """Each of skillrt's hook commands in ``settings`` replaced by ``cat > /dev/null``."""
+    data = json.loads(settings.read_text())
+    for groups in data["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                if "skillrt" in handler["command"]:
+                    handler["command"] = "cat > /dev/null"
+    settings.write_text(json.dumps(data, indent=2))
 
 
 def first_prompt(
@@ -271,6 +314,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"prompts; paired {r['paired_median_gain_ms']} ms) target "
                   f"{TARGET_OVERHEAD_MS:g} ms [{ok}]  "
                   f"{r['load_before']} -> {r['load_after']}")  # fmt: skip
+            if "empty_hook_costs_ms" in r:
+                print(f"{client}: an empty hook (cat > /dev/null) costs "
+                      f"{r['empty_hook_costs_ms']} ms of the client's own; skillrt's hook "
+                      f"{r['over_empty_hook_ms']} ms more than it (paired "
+                      f"{r['paired_over_empty_ms']} ms)")  # fmt: skip
         if not args.skip_first:
             r = first_prompt(client, work, catalogue, cache / client, args.hooks)
             results["first"].append(r)
