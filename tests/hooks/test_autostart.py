@@ -156,18 +156,16 @@ def test_the_daemon_is_started_after_the_prompt_is_answered(
 
     (project / ".git").mkdir()
     calls: list[str] = []
-    run = entry._Run(entry.parse_args(["claude-code"]), time.monotonic())
     monkeypatch.setattr(entry, "_ask_daemon", lambda *a, **k: None)
-    monkeypatch.setattr(run, "_in_process", lambda *a: calls.append("answer") or {
+    monkeypatch.setattr(entry._Run, "_in_process", lambda self, *a: calls.append("answer") or {
         "text": "[Skill: x]", "lines": ["Using skill: x"]})  # fmt: skip
-    monkeypatch.setattr(run, "write", lambda out: calls.append("print"))
-    monkeypatch.setattr(run, "_start_daemon", lambda *a: calls.append("daemon"))
+    monkeypatch.setattr(entry._Run, "write", lambda self, out: calls.append("print"))
+    monkeypatch.setattr(entry._Run, "_start_daemon", lambda self, *a: calls.append("daemon"))
     stdin = io.TextIOWrapper(io.BytesIO(claude_payload("review my pr", project).encode()))
     monkeypatch.setattr(sys, "stdin", stdin)
-    run.work()
+    monkeypatch.chdir(project)
+    assert entry.main(["claude-code", "--deadline", "60"]) == 0
     assert calls == ["answer", "print", "daemon"]
-    run.start_pending_daemon()  # at the deadline too, but once
-    assert calls.count("daemon") == 1
 
 
 def test_a_prompt_past_its_deadline_still_starts_the_daemon(

@@ -208,3 +208,28 @@ def test_initialize_gets_the_instructions_before_any_skill_file_is_listed(
     early = service.early_instructions()
     assert early and not listed
     assert service.instructions == early and listed
+
+
+def test_the_first_snapshot_takes_the_usage_the_early_instructions_were_made_from(
+    tmp_path: Path, make_skill: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A route recorded between ``initialize`` and the first snapshot changes the usage
+    counts; with a budget that holds only some descriptions, the snapshot's text would
+    then differ from the one the client was sent."""
+    from skillrt.mcp.publish import fit_instructions
+
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    config = RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state")
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    first, later = {"code-review": 9}, {"commit-messages": 9}
+
+    def text(budget: int, usage: dict[str, int]) -> str:
+        return fit_instructions(runtime, budget, usage=usage)[0]
+
+    budget = next(b for b in range(300, 5_000, 20) if text(b, first) != text(b, later))
+    counts = iter([first, later])
+    service = SkillService(runtime, McpConfig(instructions_budget=budget))
+    monkeypatch.setattr(service, "_usage", lambda: next(counts))
+    early = service.early_instructions()
+    assert early == text(budget, first)
+    assert service.instructions == early

@@ -147,6 +147,9 @@ def main(argv: list[str]) -> int:
             if done.acquire(False):  # the work ended just as the deadline passed
                 break
             run.expire()  # never returns
+    # Here, on the thread that watches the deadline (which is past the answer now), so
+    # that an expiry cannot end the process while a start is half done.
+    run.start_pending_daemon()
     return 0
 
 
@@ -201,7 +204,8 @@ class _Run:
 
     def start_pending_daemon(self) -> None:
         """Start the daemon this prompt found missing, once: after the answer (or the
-        deadline), so its start does not take the cores the answer is computed on."""
+        deadline), so its start does not take the cores the answer is computed on.
+        Called on the main thread only (after the work, or from :meth:`expire`)."""
         if not self._daemon_lock.acquire(False):
             return
         pending, self._daemon_to_start = self._daemon_to_start, None
@@ -300,10 +304,6 @@ class _Run:
             import traceback
 
             _log(self.state_dir, "".join(traceback.format_exception(exc)).rstrip())
-        finally:
-            if self._daemon_to_start is not None:
-                self.stage = "starting a daemon for the next prompts"
-                self.start_pending_daemon()
 
     # -- Gemini CLI's model channel (--via-model) --------------------------------------
     def _record_path(self, hook: Any) -> str:

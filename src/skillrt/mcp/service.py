@@ -174,6 +174,9 @@ class SkillService:
         self._digests = DigestCache()
         self._frontmatter = FrontmatterCache()
         self._publication: Publication | None = None
+        #: The usage counts the early instructions were made from (the first snapshot
+        #: takes them over).
+        self._early_usage: dict[str, int] | None = None
         self._fingerprint: str | None = None
         self._tools: tuple[Publication, list[ToolSpec]] | None = None
         self._warmed = False
@@ -235,7 +238,10 @@ class SkillService:
         return pub
 
     def _build(self) -> Publication:
-        return build_publication(self.runtime, self.config, self._digests, usage=self._usage())
+        usage, self._early_usage = self._early_usage, None
+        if usage is None:
+            usage = self._usage()
+        return build_publication(self.runtime, self.config, self._digests, usage=usage)
 
     def _usage(self) -> dict[str, int]:
         """Times each skill was selected (the catalogue drops the least-used first)."""
@@ -303,7 +309,10 @@ class SkillService:
         same text, from the same registry)."""
         if self._publication is not None:
             return self._publication.instructions
-        return instructions_for(self.runtime, self.config, usage=self._usage())[0]
+        # The snapshot built next reuses these counts: read twice, a route recorded
+        # in between could change which descriptions fit, and the text with them.
+        self._early_usage = self._usage()
+        return instructions_for(self.runtime, self.config, usage=self._early_usage)[0]
 
     def call_tool(self, name: str, arguments: Mapping[str, Any] | None) -> ToolOutcome:
         """Run one tool; every failure becomes an error outcome, never an exception."""
