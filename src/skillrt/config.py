@@ -469,6 +469,9 @@ class HookConfig:
     #: Seconds a daemon the hook started may take to load the skills and the index
     #: before it gives up.
     daemon_start_timeout_s: float = hook_budget.DAEMON_START_TIMEOUT_S
+    #: Seconds a daemon the hook started waits (holding its lock) before it loads the
+    #: skills and the index: the client's turn in progress keeps the cores.
+    daemon_start_delay_s: float = hook_budget.DAEMON_START_DELAY_S
 
 
 @dataclass(frozen=True)
@@ -630,6 +633,9 @@ def check_hook(hook: HookConfig) -> None:
         value = getattr(hook, name)
         if value is not None and not value > 0:
             raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")
+    if not 0 <= hook.daemon_start_delay_s <= 60:
+        raise ConfigError("'hook.daemon_start_delay_s' must be 0 to 60 seconds",
+                          field="hook.daemon_start_delay_s")  # fmt: skip
 
 
 def check_state(state: StateConfig) -> None:

@@ -24,3 +24,7 @@ STORE_WAIT_S = 0.5
 DAEMON_IDLE_S = 900.0
 #: ``hook.daemon_start_timeout_s``: its longest load of the skills and the index.
 DAEMON_START_TIMEOUT_S = 600.0
+#: ``hook.daemon_start_delay_s``: how long a daemon the hook started waits before that
+#: load, so that the client's turn in progress has the cores (a Node client spends ~1 s
+#: of CPU on a prompt after the hook answers).
+DAEMON_START_DELAY_S = 2.0

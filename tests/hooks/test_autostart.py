@@ -187,3 +187,33 @@ def test_a_prompt_past_its_deadline_still_starts_the_daemon(
         assert "deadline of 0.5 s passed while working in-process" in log
     assert "started a daemon" in log
     wait_for(lambda: len(_daemons(state)) == 1, timeout=60)
+
+
+def test_the_daemon_waits_holding_its_lock_before_it_loads(autostarted: Path, skills: Path) -> None:
+    """``hook.daemon_start_delay_s``: the client's turn keeps the cores while the daemon
+    waits; meanwhile it holds the state folder's lock, so a second prompt starts none."""
+    project = autostarted
+    (project / "skillrt.yaml").write_text("hook:\n  daemon_idle_s: 20\n  daemon_start_delay_s: 5\n")
+    state = hook_state(project)
+    assert hook(project, skills, "please do a code review of my pr") is not None
+    wait_for(lambda: len(_daemons(state)) == 1, timeout=60)
+    (pid,) = _daemons(state)
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    assert argv[argv.index(b"--start-delay") + 1] == b"5"
+    wait_for(lambda: daemon_running(str(state)), timeout=60)  # the lock, then the wait
+    log = state / "daemon.log"
+    assert "listening" not in (log.read_text() if log.exists() else "")
+    hook(project, skills, "please do a code review of my pr")
+    assert len(_daemons(state)) == 1
+    wait_for(lambda: "listening" in (state / "daemon.log").read_text(), timeout=120)
+
+
+def test_the_start_delay_is_bounded() -> None:
+    from skillrt.config import HookConfig, check_hook
+    from skillrt.errors import ConfigError
+
+    check_hook(HookConfig(daemon_start_delay_s=0))
+    for bad in (-1.0, 61.0):
+        with pytest.raises(ConfigError) as caught:
+            check_hook(HookConfig(daemon_start_delay_s=bad))
+        assert caught.value.code == "E_CONFIG"

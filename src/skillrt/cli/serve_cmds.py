@@ -59,6 +59,13 @@ def register(
         help="give up when loading the skills and the index takes longer than this",
     )
     p.add_argument(
+        "--start-delay",
+        type=float,
+        metavar="SECONDS",
+        help="wait this long (holding the daemon lock) before loading the skills and the "
+        "index (the daemon a prompt hook starts: hook.daemon_start_delay_s, 2); default 0",
+    )
+    p.add_argument(
         "--cache-dir",
         metavar="DIR",
         help="keep the derived caches (parsed skills, vectors, the saved index) in "
@@ -164,6 +171,7 @@ def _serve(ctx: CliContext) -> int:
         poll_interval_s=mcp.poll_interval_s,
         idle_exit_s=_positive(args, "idle_exit"),
         start_timeout_s=_positive(args, "start_timeout"),
+        start_delay_s=_start_delay(args),
     )
 
     def ready(d: Daemon) -> None:
@@ -184,6 +192,17 @@ def _serve(ctx: CliContext) -> int:
     if daemon.stopped_because == "idle":
         sys.stderr.write(json.dumps({"event": "idle_exit", "pid": os.getpid()}) + "\n")
     return 0
+
+
+def _start_delay(args: argparse.Namespace) -> float:
+    delay = args.start_delay
+    if delay is None:
+        return 0.0
+    if not 0 <= delay <= 60:
+        from skillrt.errors import UsageError
+
+        raise UsageError("--start-delay must be 0 to 60 seconds", start_delay=delay)
+    return float(delay)
 
 
 def _positive(args: argparse.Namespace, name: str) -> float | None:

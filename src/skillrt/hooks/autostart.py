@@ -11,6 +11,8 @@ goes on in-process for this prompt. The daemon is:
   and the second exits at once on that lock;
 - detached: its own session, no terminal, stdin from ``/dev/null``, its output appended
   to ``<state>/daemon.log`` (cut when it passes 1 MB);
+- polite: it waits ``hook.daemon_start_delay_s`` (2 s) before loading the skills and
+  the index, so the client's turn in progress keeps the cores;
 - bounded: it gives up a start longer than ``hook.daemon_start_timeout_s`` and stops
   after ``hook.daemon_idle_s`` (15 min) without a request.
 
@@ -57,6 +59,7 @@ def serve_command(
     client_roots: bool,
     idle_s: float,
     start_timeout_s: float,
+    start_delay_s: float = 0.0,
     cache_dir: str | None = None,
 ) -> list[str]:
     """``skillrt serve`` with the hook's settings, run by this interpreter."""
@@ -70,6 +73,8 @@ def serve_command(
     if not client_roots:
         argv.append("--no-client-roots")
     argv += ["--idle-exit", f"{idle_s:g}", "--start-timeout", f"{start_timeout_s:g}"]
+    if start_delay_s > 0:
+        argv += ["--start-delay", f"{start_delay_s:g}"]
     return argv
 
 

@@ -35,6 +35,7 @@ from skillrt.clients import CLIENTS
 from skillrt.hook_budget import (
     DAEMON_IDLE_S,
     DAEMON_SHARE,
+    DAEMON_START_DELAY_S,
     DAEMON_START_TIMEOUT_S,
     DEADLINE_S,
     STORE_WAIT_S,
@@ -165,6 +166,7 @@ class _Run:
         self.autostart = True
         self.daemon_idle_s = DAEMON_IDLE_S
         self.daemon_start_timeout_s = DAEMON_START_TIMEOUT_S
+        self.daemon_start_delay_s = DAEMON_START_DELAY_S
         # Where to log until the input names the project (a config file may move it).
         self.state_dir: str | None = hook_state_dir(
             project_dir(None, os.environ), opts.state, None, os.environ
@@ -357,6 +359,7 @@ class _Run:
         self.autostart = settings.daemon_autostart
         self.daemon_idle_s = settings.daemon_idle_s
         self.daemon_start_timeout_s = settings.daemon_start_timeout_s
+        self.daemon_start_delay_s = settings.daemon_start_delay_s
 
     def _start_daemon(self, project: str, where: dict[str, Any]) -> None:
         """No daemon answered: start one for the next prompts (see
@@ -389,6 +392,7 @@ class _Run:
             client_roots=opts.client_roots,
             idle_s=self.daemon_idle_s,
             start_timeout_s=self.daemon_start_timeout_s,
+            start_delay_s=self.daemon_start_delay_s,
             cache_dir=where.get("cache_dir"),
         )
         try:

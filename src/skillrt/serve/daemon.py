@@ -80,6 +80,9 @@ class Daemon:
             daemon a prompt hook starts on its own goes away when nobody asks.
         start_timeout_s: Give up (and exit, cleaned up) when binding and warming up take
             longer than this (None: no limit).
+        start_delay_s: Seconds to wait, bound and holding the lock, before loading the
+            skills and the index (the daemon a prompt hook starts leaves the cores to
+            the client's turn in progress).
     """
 
     def __init__(
@@ -93,10 +96,12 @@ class Daemon:
         lock_file: Path | None = None,
         idle_exit_s: float | None = None,
         start_timeout_s: float | None = None,
+        start_delay_s: float = 0.0,
     ) -> None:
         self.service = service
         self.idle_exit_s = idle_exit_s
         self.start_timeout_s = start_timeout_s
+        self.start_delay_s = start_delay_s
         #: ``time.monotonic()`` of the last request (or of the end of the warm-up).
         self.last_request = time.monotonic()
         #: Why the daemon stopped on its own (``idle``), for the log.
@@ -391,6 +396,9 @@ class Daemon:
             try:
                 if not self._bound:
                     self.bind()  # first: a second daemon fails before it loads anything
+                if self.start_delay_s > 0:  # the lock is held: no second daemon meanwhile
+                    log.info("waiting %.1f s before loading the skills", self.start_delay_s)
+                    time.sleep(self.start_delay_s)  # a SIGTERM here ends the start cleanly
                 self.service.start(warm=warm)
             finally:
                 if watchdog is not None:
