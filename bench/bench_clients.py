@@ -45,6 +45,8 @@ from client_env import client_env, prompt_argv, stop_daemons, trust  # noqa: E40
 from model_server import ModelServer, running  # noqa: E402
 from real_catalogue import build_real_catalogue  # noqa: E402
 
+from skillrt.clients import CLIENTS  # noqa: E402
+
 TARGET_OVERHEAD_MS = 100.0
 TARGET_FIRST_PROMPT_S = 1.5
 TARGET_HOOK_P95_MS = 60.0
@@ -128,7 +130,8 @@ def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, An
             if installed.returncode != 0:
                 raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
         if empty is not None:
-            _empty_hooks(empty.project / SETTINGS[client])
+            spec = CLIENTS[client]
+            _empty_hooks(empty.project / spec.folder / str(spec.hooks_file))
         try:
             for setup in setups:
                 setup.prompt(PROMPT)  # the first: skillrt's starts the daemon
@@ -165,10 +168,6 @@ def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, An
         )
     out["load_after"] = loadavg()
     return out
-
-
-#: Where a project install puts each client's hooks.
-SETTINGS = {"claude-code": ".claude/settings.json", "gemini": ".gemini/settings.json"}
 
 
 def _empty_hooks(settings: Path) -> None:

@@ -633,8 +633,9 @@ def check_hook(hook: HookConfig) -> None:
         value = getattr(hook, name)
         if value is not None and not value > 0:
             raise ConfigError(f"'hook.{name}' must be positive", field=f"hook.{name}")
-    if not 0 <= hook.daemon_start_delay_s <= 60:
-        raise ConfigError("'hook.daemon_start_delay_s' must be 0 to 60 seconds",
+    if not 0 <= hook.daemon_start_delay_s <= hook_budget.MAX_START_DELAY_S:
+        raise ConfigError(f"'hook.daemon_start_delay_s' must be 0 to "
+                          f"{hook_budget.MAX_START_DELAY_S:g} seconds",
                           field="hook.daemon_start_delay_s")  # fmt: skip
 
 

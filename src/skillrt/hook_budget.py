@@ -28,3 +28,5 @@ DAEMON_START_TIMEOUT_S = 600.0
 #: load, so that the client's turn in progress has the cores (a Node client spends ~1 s
 #: of CPU on a prompt after the hook answers).
 DAEMON_START_DELAY_S = 2.0
+#: The longest start delay ``hook.daemon_start_delay_s`` and ``serve --start-delay`` take.
+MAX_START_DELAY_S = 60.0

@@ -208,7 +208,7 @@ def test_the_daemon_waits_holding_its_lock_before_it_loads(autostarted: Path, sk
     wait_for(lambda: "listening" in (state / "daemon.log").read_text(), timeout=120)
 
 
-def test_the_start_delay_is_bounded() -> None:
+def test_the_start_delay_is_bounded(tmp_path: Path) -> None:
     from skillrt.config import HookConfig, check_hook
     from skillrt.errors import ConfigError
 
@@ -217,3 +217,7 @@ def test_the_start_delay_is_bounded() -> None:
         with pytest.raises(ConfigError) as caught:
             check_hook(HookConfig(daemon_start_delay_s=bad))
         assert caught.value.code == "E_CONFIG"
+    proc = skillrt("serve", "--start-delay", "99", "--state", str(tmp_path / "s"), "--json",
+                   cwd=tmp_path)  # fmt: skip
+    assert proc.returncode != 0
+    assert json.loads(proc.stdout or proc.stderr)["error"]["code"] == "E_USAGE"

@@ -198,10 +198,13 @@ def _start_delay(args: argparse.Namespace) -> float:
     delay = args.start_delay
     if delay is None:
         return 0.0
-    if not 0 <= delay <= 60:
+    from skillrt.hook_budget import MAX_START_DELAY_S
+
+    if not 0 <= delay <= MAX_START_DELAY_S:
         from skillrt.errors import UsageError
 
-        raise UsageError("--start-delay must be 0 to 60 seconds", start_delay=delay)
+        raise UsageError(f"--start-delay must be 0 to {MAX_START_DELAY_S:g} seconds",
+                         argument="--start-delay")  # fmt: skip
     return float(delay)
 
 
