@@ -60,7 +60,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("__main__",),
 )
 #: Modules that load modules by name, and the table each loads from (the walk reads it).
-BY_NAME = {"skillrt", "skillrt.dispatch", *NAME_TABLES}
+BY_NAME = {"skillrt", "skillrt.dispatch", "skillrt.mcp", *NAME_TABLES}
 
 
 def _tier() -> dict[str, int]:

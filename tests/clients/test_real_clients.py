@@ -106,3 +106,39 @@ def test_codex_trust_is_asked_of_codex_and_doctor_says_when_it_is_missing(agent:
     assert trusted.returncode == 0 and json.loads(trusted.stdout)["trust"]["ok"]
     assert "problems" not in hook_status(agent.project, agent.home, environ=agent.env)["codex"]
     assert marker_count(agent.prompt(PROMPT)) == [1]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"], indirect=True)
+def test_the_mcp_server_install_adds_is_in_the_first_request(agent: Agent) -> None:
+    """``install --mcp``: the client's very first model request already reaches
+    skillrt's server (Codex offers the tools listed ~1 s after ``initialize``, and no
+    later ones), no tool name stands twice, and the hook still injects the skill once.
+
+    Gemini CLI run with ``-p`` offers no tool of an MCP server that is not trusted (its
+    tools would need an approval nobody can give); it offers the server's resources,
+    which only a server that answered has."""
+    skills_with_marker(agent.project / CLIENTS[agent.client][1])
+    installed = agent.skillrt("install", agent.client, "--mcp", "--json")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    first = agent.prompt(PROMPT)
+    names = _tool_names(first[0].body)
+    assert len(names) == len(set(names)), sorted(names)
+    if agent.client == "codex":
+        assert "mcp__skillrt.load_skill" in names, names
+    else:
+        assert "list_mcp_resources" in names, names
+    assert marker_count(first) == [1] * len(first)
+
+
+def _tool_names(body: object) -> list[str]:
+    """The names of the tools a model request offers (the Responses API, a namespace's
+    tools as ``namespace.tool``; Gemini's function declarations)."""
+    if not isinstance(body, dict):
+        return []
+    names: list[str] = []
+    for tool in body.get("tools") or ():
+        if tool.get("name"):
+            names.append(str(tool["name"]))
+        names += [f"{tool.get('name')}.{t.get('name')}" for t in tool.get("tools") or ()]
+        names += [str(f.get("name")) for f in tool.get("functionDeclarations") or ()]
+    return names

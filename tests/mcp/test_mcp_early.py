@@ -91,6 +91,52 @@ def test_the_early_answer_is_the_sdks_own(catalogue: Path, state: Path, version:
     assert "otherwise than sent early" not in stderr  # the SDK said the same
     names = {t["name"] for t in answers[1]["result"]["tools"]}
     assert "load_skill" in names and "activate_skill" not in names
+    # Codex starts its first turn ~1 s after initialize, with the tools listed by then:
+    # the list after `initialized` goes out before the SDK is loaded.
+    assert "answered initialize early" in stderr and "answered tools/list early" in stderr
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}],  # before `initialized`
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": "x"}},
+        ],
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        ],  # the id initialize had
+    ],
+    ids=["before-initialized", "a-cursor", "a-used-id"],
+)
+def test_a_list_the_sdk_must_judge_is_left_to_it(
+    catalogue: Path, state: Path, lines: list[dict[str, Any]]
+) -> None:
+    answers, stderr = session(catalogue, state, [initialize("2025-06-18"), *lines],
+                              wanted={1, lines[-1]["id"]})  # fmt: skip
+    assert "answered tools/list early" not in stderr
+    assert "otherwise than sent early" not in stderr
+    assert len([a for a in answers if a.get("id") == lines[-1]["id"]]) >= 1
+
+
+def test_lines_read_early_reach_the_sdk_whole_and_in_order(catalogue: Path, state: Path) -> None:
+    """What follows the early answers (a call, a second list) is served by the SDK as
+    sent."""
+    call = {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+            "params": {"name": "load_skill", "arguments": {"name": "code-review"}}}  # fmt: skip
+    answers, stderr = session(catalogue, state, [
+        initialize("2025-06-18"),
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        call,
+        {"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+    ])  # fmt: skip
+    by_id = {a.get("id"): a for a in answers}
+    assert len(answers) == 4 and set(by_id) == {1, 2, 3, 4}, stderr  # (served concurrently)
+    assert "Review" in json.dumps(by_id[3]["result"])
+    assert by_id[4]["result"] == by_id[2]["result"]
 
 
 def test_a_first_line_that_is_not_initialize_goes_to_the_sdk(catalogue: Path, state: Path) -> None:
@@ -116,15 +162,36 @@ def test_the_old_tool_name_still_works_unlisted(catalogue: Path, state: Path) ->
 def test_with_a_hook_the_instructions_do_not_ask_to_route_again(
     catalogue: Path, state: Path
 ) -> None:
+    listing = [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+               {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]  # fmt: skip
     plain, _ = session(catalogue, state, [initialize("2025-06-18")])
-    hooked, _ = session(catalogue, state, [initialize("2025-06-18")], "--with-hook")
+    hooked, _ = session(catalogue, state, [initialize("2025-06-18"), *listing], "--with-hook")
     assert "call route_skills with the user's request" in plain[0]["result"]["instructions"]
     text = hooked[0]["result"]["instructions"]
     assert "route_skills with the user's request" not in text
-    assert "do not call route_skills" in text and "code-review" in text
-    # names only: the descriptions stand in the client's own skill listing already
+    assert "do not call route_skills" in text
+    # No catalogue: the client lists its own skills, the hook brings the one a message
+    # needs, and load_skill's enum names every skill (the fixed text is what lets the
+    # answer go out before the skills are read).
     assert "Review a pull request" in plain[0]["result"]["instructions"]
-    assert "Review a pull request" not in text
+    assert "code-review" not in text and "Review a pull request" not in text
+    tools = {t["name"]: t for t in hooked[1]["result"]["tools"]}
+    assert "code-review" in tools["load_skill"]["inputSchema"]["properties"]["name"]["enum"]
+
+
+def test_with_a_hook_initialize_is_answered_before_the_config_is_read(
+    catalogue: Path, state: Path
+) -> None:
+    """The hooked answer needs nothing the config, the skills or the store give: a
+    config that fails to load is reported after the client got its answer."""
+    bad = state.parent / "broken.yaml"
+    bad.write_text("routing: [not, a, mapping\n")
+    answers, stderr = session(catalogue, state, [initialize("2025-06-18")], "--with-hook",
+                              "--config", str(bad))  # fmt: skip
+    assert answers and answers[0]["id"] == 1 and "instructions" in answers[0]["result"]
+    assert "E_CONFIG" in stderr
+    plain, _ = session(catalogue, state, [initialize("2025-06-18")], "--config", str(bad))
+    assert plain == []  # without the hook the answer waits for the catalogue, and fails
 
 
 def test_an_id_with_a_lone_surrogate_is_answered_as_the_sdk_reads_it(

@@ -233,3 +233,67 @@ def test_the_first_snapshot_takes_the_usage_the_early_instructions_were_made_fro
     early = service.early_instructions()
     assert early == text(budget, first)
     assert service.instructions == early
+
+
+def test_the_router_warms_beside_the_session_and_a_route_waits_for_it(
+    tmp_path: Path, make_skill: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The stdio server lists its tools while the router's index is built (Codex starts
+    its first turn ~1 s after initialize, with the tools listed by then); a route that
+    comes meanwhile waits for that index rather than building a second one beside it."""
+    import threading
+
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    config = RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state")
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    service = SkillService(runtime, McpConfig())
+    service.start()
+    release, building = threading.Event(), threading.Event()
+    real_route = runtime.route
+    queries: list[str] = []
+
+    def route(query: str, **kwargs: object) -> object:
+        queries.append(query)
+        if len(queries) == 1:  # the warm-up: held until the test lets it go
+            building.set()
+            assert release.wait(30)
+        return real_route(query, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime, "route", route)
+    warm = service.warm_in_background()
+    assert building.wait(30)
+    assert any(t.name == "load_skill" for t in service.tools())  # listed while it builds
+    routed: list[object] = []
+    caller = threading.Thread(target=lambda: routed.append(service.route("review my PR")))
+    caller.start()
+    caller.join(0.2)
+    assert caller.is_alive() and queries == ["warm up the skill router"]  # it waits
+    release.set()
+    warm.join(30)
+    caller.join(30)
+    assert routed and queries[1] == "review my PR"
+    runtime.close()
+
+
+def test_a_skill_added_after_the_early_answers_is_reloaded_not_missed(
+    tmp_path: Path, make_skill: Callable[..., Path]
+) -> None:
+    """The early ``tools/list`` reads the registry; the snapshot is built later. A skill
+    added in between is a change the next poll reloads, never one taken as seen."""
+    root = build_catalogue(tmp_path / "skills", make_skill)
+    config = RuntimeConfig(project_dir=tmp_path, state_dir=tmp_path / "state")
+    runtime = SkillRuntime(config, roots=[RootConfig(root, scope="flag")])
+    service = SkillService(runtime, McpConfig())
+
+    def enum() -> list[str]:
+        specs = {t.name: t for t in service.tools()}
+        return list(specs["load_skill"].input_schema["properties"]["name"]["enum"])
+
+    early = {t.name: t for t in service.early_tools()}
+    assert "code-review" in early["load_skill"].input_schema["properties"]["name"]["enum"]
+    make_skill("fresh", description="Added while the server started.", root=root)
+    service.start()
+    assert "fresh" not in enum()  # the registry was read before it was added
+    changes = service.check_for_changes()
+    assert changes is not None and changes.tools and "fresh" in enum()
+    runtime.close()

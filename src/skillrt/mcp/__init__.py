@@ -11,17 +11,39 @@ only when a server is started::
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
-
-from skillrt.mcp.service import Changes, SkillService, ToolOutcome
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.config import McpConfig
+    from skillrt.mcp.service import Changes, SkillService, ToolOutcome
     from skillrt.runtime import SkillRuntime
     from skillrt.telemetry.writer import RouteEventWriter
 
+#: Public name -> the module that defines it, imported on first use: ``skillrt mcp
+#: --with-hook`` answers ``initialize`` from :mod:`skillrt.mcp.early` before the service
+#: (and the config, the registry and the store it needs) is loaded.
+_EXPORTS = {
+    "Changes": "skillrt.mcp.service",
+    "SkillService": "skillrt.mcp.service",
+    "ToolOutcome": "skillrt.mcp.service",
+}
+
 __all__ = ["Changes", "SkillService", "ToolOutcome", "event_writer", "serve"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillrt.mcp' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
 
 
 def event_writer(runtime: SkillRuntime) -> RouteEventWriter | None:
@@ -53,6 +75,7 @@ def serve(
     import anyio
 
     from skillrt.mcp import server
+    from skillrt.mcp.service import SkillService
 
     service = SkillService(runtime, config, events=event_writer(runtime))
     if http is None:

@@ -1,14 +1,20 @@
-"""Answer an MCP client's ``initialize`` before the SDK is loaded.
+"""Answer an MCP client's first requests before the SDK is loaded.
 
 Importing the official MCP SDK takes about a second (its protocol models), and clients
-start their servers with every session: Codex sent its first request before skillrt's
-tools were listed. So ``skillrt mcp`` over stdio reads the first line itself; when it is
-``initialize``, it answers at once, with the SDK's own choices (the protocol version the
-SDK would negotiate, read from the SDK's version table without importing the SDK, and
-the capabilities the server registers) and the skill catalogue as instructions (which
-needs only the skills' frontmatter). The same line is then handed to the SDK once it is
-loaded, and the SDK's own answer is dropped (:class:`AnswerFilter`): compared with the
-one sent, and a difference logged, which a test keeps from happening.
+start their servers with every session: Codex sends its first model request about a
+second after ``initialize`` was answered, with the tools listed by then and no others.
+So ``skillrt mcp`` over stdio reads the first lines itself (:class:`EarlyInput`):
+
+- ``initialize`` is answered at once, with the SDK's own choices (the protocol version
+  the SDK would negotiate, read from the SDK's version table without importing the SDK,
+  and the capabilities the server registers) and the instructions (a fixed text beside a
+  prompt hook; else the catalogue, which needs only the skills' frontmatter);
+- a ``tools/list`` that follows the ``initialized`` notification is answered from the
+  snapshot (:func:`skillrt.mcp.tools.tool_wire`, the same dicts the SDK is given).
+
+The lines are then handed to the SDK in order, and its own answers to the requests
+answered early are dropped (:class:`AnswerFilter`): compared with the ones sent, and a
+difference logged, which a test keeps from happening.
 
 Nothing here imports the SDK.
 """
@@ -19,7 +25,9 @@ import importlib.util
 import json
 import logging
 import os
-from dataclasses import dataclass
+import select
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from skillrt.wellformed import repair_json_escapes
@@ -30,8 +38,10 @@ __all__ = [
     "CAPABILITIES",
     "SERVER_INFO",
     "AnswerFilter",
+    "EarlyInput",
     "Handshake",
     "answer",
+    "initialize_request",
     "read_handshake",
 ]
 
@@ -52,28 +62,109 @@ _FALLBACK_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 @dataclass(frozen=True)
 class Handshake:
-    """The client's first line, and what was answered to it (when it was initialize)."""
+    """The lines read before the SDK was loaded (handed to it in order), and what was
+    answered to them: request id -> (method, result sent)."""
 
-    line: bytes
-    #: The ``id`` of an ``initialize`` request answered early; None: nothing answered.
-    request_id: Any = None
-    #: The result sent.
-    result: dict[str, Any] | None = None
+    lines: tuple[bytes, ...] = ()
+    answered: Mapping[Any, tuple[str, dict[str, Any]]] = field(default_factory=dict)
+
+
+class EarlyInput:
+    """Lines of the client's stream read with ``os.read`` on its descriptor (a buffered
+    read would keep what follows in a buffer the SDK's reader never sees), each wait
+    bounded when asked; :meth:`rest` hands over what was read past them."""
+
+    def __init__(self, wire: BinaryIO) -> None:
+        self._wire = wire
+        try:
+            self._fd: int | None = wire.fileno()
+        except (AttributeError, OSError, ValueError):  # a stream without a descriptor
+            self._fd = None
+        self._buffer = b""
+        self._eof = False
+
+    def readline(self, timeout: float | None = None) -> bytes | None:
+        """The next line (``b""`` at the end of the stream); None when ``timeout``
+        seconds pass without one, or the stream cannot be waited on."""
+        if self._fd is None:
+            return self._wire.readline() if timeout is None else None
+        while b"\n" not in self._buffer and not self._eof:
+            if timeout is not None:
+                try:
+                    ready, _, _ = select.select([self._fd], [], [], timeout)
+                except (OSError, ValueError):
+                    return None
+                if not ready:
+                    return None
+            chunk = os.read(self._fd, 65536)
+            self._eof = not chunk
+            self._buffer += chunk
+        line, sep, rest = self._buffer.partition(b"\n")
+        self._buffer = rest
+        return line + sep
+
+    def rest(self) -> tuple[bytes, ...]:
+        """The whole lines read past the last one taken (a line begun is read to its
+        end: the SDK's reader starts at a line's beginning)."""
+        if self._fd is not None:
+            while self._buffer and not self._buffer.endswith(b"\n") and not self._eof:
+                chunk = os.read(self._fd, 65536)
+                self._eof = not chunk
+                self._buffer += chunk
+        lines = []
+        while self._buffer:
+            line, sep, self._buffer = self._buffer.partition(b"\n")
+            lines.append(line + sep)
+        return tuple(lines)
 
 
 def read_handshake(wire: BinaryIO) -> tuple[bytes, dict[str, Any] | None]:
     """The first line from the client, and its request when it is ``initialize``."""
     line = wire.readline()
-    # Read as the SDK will read it (:class:`skillrt.mcp.stdin.RepairedLines`): bad bytes
-    # and lone-surrogate escapes replaced, so the answer's id is the one the SDK sees.
+    return line, initialize_request(line)
+
+
+def _message(line: bytes) -> Any:
+    """``line`` as the SDK will read it (:class:`skillrt.mcp.stdin.RepairedLines`): bad
+    bytes and lone-surrogate escapes replaced, so an answer's id is the one the SDK
+    sees; None when it is not JSON."""
     text = repair_json_escapes(line.decode("utf-8", "replace"))
     try:
-        message = json.loads(text) if text.strip() else None
+        return json.loads(text) if text.strip() else None
     except (ValueError, RecursionError):
-        return line, None
+        return None
+
+
+def initialize_request(line: bytes) -> dict[str, Any] | None:
+    """The ``initialize`` request on ``line``, when it is one the SDK takes."""
+    message = _message(line)
     if isinstance(message, dict) and message.get("method") == "initialize" and _valid(message):
-        return line, message
-    return line, None
+        return message
+    return None
+
+
+def is_initialized(line: bytes) -> bool:
+    """Whether ``line`` is the client's ``notifications/initialized``."""
+    message = _message(line)
+    return (
+        isinstance(message, dict)
+        and message.get("method") == "notifications/initialized"
+        and "id" not in message
+    )
+
+
+def list_tools_id(line: bytes) -> Any:
+    """The id of a ``tools/list`` request for the first page on ``line``; None for any
+    other line (a cursor, or a malformed request, is left to the SDK)."""
+    message = _message(line)
+    if not isinstance(message, dict) or message.get("method") != "tools/list":
+        return None
+    rid, params = message.get("id"), message.get("params")
+    if isinstance(rid, bool) or not isinstance(rid, int | str):
+        return None
+    if params is not None and (not isinstance(params, dict) or params.get("cursor") is not None):
+        return None
+    return rid
 
 
 def _valid(request: dict[str, Any]) -> bool:
@@ -132,6 +223,10 @@ def sdk_handshake_versions() -> tuple[tuple[str, ...], str]:
         return _FALLBACK_VERSIONS, _FALLBACK_VERSIONS[-1]
 
 
+def _equal(sent: dict[str, Any], sdk: dict[str, Any]) -> bool:
+    return sent == sdk
+
+
 def same_result(sent: dict[str, Any], sdk: dict[str, Any]) -> bool:
     """Whether the SDK's own answer says what was sent (its ``serverInfo`` may add
     fields such as icons; the rest must match)."""
@@ -143,27 +238,25 @@ def same_result(sent: dict[str, Any], sdk: dict[str, Any]) -> bool:
 
 
 class AnswerFilter:
-    """The SDK's write stream, less its answer to the ``initialize`` answered early
-    (compared with what was sent; a difference is logged). Everything else passes."""
+    """The SDK's write stream, less its answers to the requests answered early (each
+    compared with what was sent; a difference is logged). Everything else passes."""
 
     def __init__(self, stream: Any, handshake: Handshake) -> None:
         self._stream = stream
-        self._handshake = handshake
-        self._pending = handshake.request_id is not None
+        self._pending = dict(handshake.answered)
 
     async def send(self, item: Any) -> None:
         if self._pending:
             message = getattr(item, "message", None)
             dump = getattr(message, "model_dump_json", None)
             data = json.loads(dump(by_alias=True, exclude_unset=True)) if dump else {}
-            if data.get("id") == self._handshake.request_id and (
-                "result" in data or "error" in data
-            ):
-                self._pending = False
-                sent = self._handshake.result or {}
-                if "result" not in data or not same_result(sent, data["result"]):
-                    log.warning("the SDK answered initialize otherwise than sent early: "
-                                "%s (sent %s)", data, sent)  # fmt: skip
+            rid = data.get("id")
+            if rid in self._pending and ("result" in data or "error" in data):
+                method, sent = self._pending.pop(rid)
+                same = same_result if method == "initialize" else _equal
+                if "result" not in data or not same(sent, data["result"]):
+                    log.warning("the SDK answered %s otherwise than sent early: %s (sent %s)",
+                                method, data, sent)  # fmt: skip
                 return
         await self._stream.send(item)
 

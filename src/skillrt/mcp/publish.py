@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillrt.config import McpConfig
 from skillrt.mcp.files import DigestCache, SkillFile, list_skill_files
+from skillrt.mcp.instructions import HOOKED, PREAMBLE
 from skillrt.mcp.uris import INDEX_URI, SKILL_FILE, skill_path, skill_uri
 from skillrt.serialize import to_jsonable
 from skillrt.skills.model import Skill
@@ -28,27 +29,6 @@ META_PREFIX = "io.modelcontextprotocol.skills/"
 #: Cache hints on skills/list and skills/get (SEP-2549): always revalidate, since
 #: hot reload may change a skill at any moment.
 TTL_MS = 0
-
-PREAMBLE = (
-    "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
-    "- Before starting a task, call route_skills with the user's request. If it returns "
-    "skills, call load_skill for each (in plan order) and follow the instructions; if "
-    "the plan is empty, answer without a skill.\n"
-    "- When a skill's instructions point to a file, read it with read_skill_resource "
-    "(or the skill://<name>/<path> resource) only when you need it.\n"
-    "- When the user writes $skill-name, call resolve_mentions with their message.\n"
-    "The skills available now:\n"
-)
-#: The preamble when skillrt's prompt hook already routes each message for the client.
-HOOKED_PREAMBLE = (
-    "This server gives you Agent Skills: folders of instructions for specific tasks.\n"
-    "- skillrt's prompt hook already routes each of the user's messages: the skill it "
-    "chose is in the conversation (a 'Using skill: <name>' block, or a one-line reminder "
-    "of one). Follow it; do not call route_skills for that message again.\n"
-    "- Call load_skill for a skill the hook only pointed to, or that you decide you need "
-    "later; read a skill's files with read_skill_resource only when you need them.\n"
-    "The skills (by name; the hook brings the one a message needs): "
-)
 
 
 @dataclass(frozen=True)
@@ -209,7 +189,7 @@ def build_publication(
                 )
             )
         published.append(PublishedSkill(skill, files))
-    activatable = tuple(s.qualified_name for s in enabled if not s.disable_model_invocation)
+    activatable = activatable_names(enabled)
     text, listed = instructions_for(runtime, config, usage=usage)
     return Publication(
         tuple(published),
@@ -220,39 +200,23 @@ def build_publication(
     )
 
 
+def activatable_names(enabled: Iterable[Skill]) -> tuple[str, ...]:
+    """The names a model may load (load_skill's enum), by name."""
+    return tuple(sorted(s.qualified_name for s in enabled if not s.disable_model_invocation))
+
+
 def instructions_for(
     runtime: SkillRuntime, config: McpConfig, *, usage: Mapping[str, int] | None = None
 ) -> tuple[str, tuple[str, ...]]:
     """The server's instructions and the skills they list: from the registry alone (no
     skill's files are read), so ``initialize`` can be answered before the rest of the
-    snapshot is built."""
+    snapshot is built. Beside a prompt hook, the fixed :data:`HOOKED` text, whatever the
+    budget (which bounds a catalogue, and there is none): the client lists its own
+    skills' descriptions, the hook injects the one a message needs, and load_skill's
+    enum names them all; listing them again would repeat each in the model's context."""
     if config.with_hook:
-        return names_only(runtime, config.instructions_budget)
+        return HOOKED, ()
     return fit_instructions(runtime, config.instructions_budget, usage=usage)
-
-
-def names_only(runtime: SkillRuntime, budget: int) -> tuple[str, tuple[str, ...]]:
-    """The hooked preamble and the skills' names alone: beside a prompt hook, the
-    client already lists the descriptions of the skills in its own folders, and the
-    hook injects the one a message needs; repeating every description would put each
-    one twice in the model's context."""
-    names = sorted(
-        s.qualified_name
-        for s in runtime.registry.enabled_skills()
-        if not s.disable_model_invocation
-    )
-    listed: list[str] = []
-    text = HOOKED_PREAMBLE
-    for name in names:
-        piece = ("" if not listed else ", ") + name
-        if len(text) + len(piece) + 1 > budget:
-            break
-        text += piece
-        listed.append(name)
-    rest = len(names) - len(listed)
-    if rest:
-        text += f"\n({rest} more: call route_skills to find them.)"
-    return text[:budget], tuple(listed)
 
 
 def fit_instructions(

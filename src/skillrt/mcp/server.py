@@ -48,6 +48,7 @@ from skillrt.mcp.http_input import RepairedBodies
 from skillrt.mcp.publish import ResourceInfo
 from skillrt.mcp.service import Changes, SkillService, ToolOutcome
 from skillrt.mcp.stdin import RepairedLines, claimed_stdin
+from skillrt.mcp.tools import tool_wire
 
 log = logging.getLogger("skillrt.mcp")
 
@@ -146,22 +147,8 @@ def build_server(service: SkillService) -> tuple[Server[Any], Notifier]:
     async def list_tools(
         ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        specs = service.tools()
         return types.ListToolsResult(
-            tools=[
-                types.Tool(
-                    name=s.name,
-                    title=s.title,
-                    description=s.description,
-                    input_schema=s.input_schema,
-                    annotations=types.ToolAnnotations(
-                        title=s.title,
-                        read_only_hint=s.read_only,
-                        open_world_hint=False,
-                    ),
-                )
-                for s in specs
-            ]
+            tools=[types.Tool.model_validate(tool_wire(s)) for s in service.tools()]
         )
 
     async def call_tool(
@@ -293,17 +280,20 @@ async def serve_stdio(
 ) -> None:
     """Serve over this process's stdin/stdout until the client closes stdin.
 
-    ``wire`` is the claimed stdin when the caller already read the client's first line
-    (``handshake``, answered early when it was ``initialize``: see
-    :mod:`skillrt.mcp.early`)."""
-    await anyio.to_thread.run_sync(lambda: service.start(warm=True))
+    ``wire`` is the claimed stdin when the caller already read the client's first lines
+    (``handshake``: what was answered early, see :mod:`skillrt.mcp.early`)."""
+    # The snapshot now (unless the early answers made it); the router's index beside
+    # the session: a client's first turn waits for the tool list, not for the index.
+    if not service.started:
+        await anyio.to_thread.run_sync(service.start)
+    service.warm_in_background()
     server, notifier = build_server(service)
     try:
         with contextlib.ExitStack() as stack:
             if wire is None:
                 wire = stack.enter_context(claimed_stdin())
-            first = handshake.line if handshake is not None else None
-            stdin = cast("anyio.AsyncFile[str]", RepairedLines(wire, first))
+            before = handshake.lines if handshake is not None else ()
+            stdin = cast("anyio.AsyncFile[str]", RepairedLines(wire, before))
             async with (
                 stdio_server(stdin=stdin) as (read, write),
                 anyio.create_task_group() as tg,

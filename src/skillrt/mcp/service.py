@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ from skillrt.mcp.publish import (
     FrontmatterCache,
     Publication,
     ResourceInfo,
+    activatable_names,
     build_publication,
     instructions_for,
     skill_entry,
@@ -180,6 +182,10 @@ class SkillService:
         self._fingerprint: str | None = None
         self._tools: tuple[Publication, list[ToolSpec]] | None = None
         self._warmed = False
+        #: Clear while the router's index is built on a thread of its own (a route
+        #: waits for it rather than building a second one beside it).
+        self._router_ready = threading.Event()
+        self._router_ready.set()
         self._handlers: dict[str, Callable[[dict[str, Any]], ToolOutcome]] = {
             "route_skills": self._route_skills,
             "load_skill": self._load_skill,
@@ -210,25 +216,61 @@ class SkillService:
         it from the vector cache), so the first client's route is not the slow one.
         """
         with self._lock.write():
-            self._fingerprint = self.fingerprint()
+            self._mark_roots()
             self._publication = self._build()
             if warm:
                 self._warm()
             self._warmed = warm
         return self._publication
 
+    def _mark_roots(self) -> None:
+        """Fingerprint the roots before the registry is first read (by the early answers
+        or the first snapshot): a skill added in between then shows as a change to
+        reload, never as one already seen."""
+        if self._fingerprint is None:
+            self._fingerprint = self.fingerprint()
+
+    def warm_in_background(self) -> threading.Thread:
+        """Build the router's index on a thread of its own, so the server answers the
+        listing requests (a client's first turn waits for its tools) while the index is
+        built; a route meanwhile waits for it (:meth:`_ready_router`), a reload until
+        it is done."""
+        self._router_ready.clear()
+
+        def run() -> None:
+            try:
+                with self._lock.read():
+                    self._warm()
+                    self._warmed = True
+            finally:
+                self._router_ready.set()
+
+        thread = threading.Thread(target=run, name="skillrt-mcp-warm", daemon=True)
+        thread.start()
+        return thread
+
+    def _ready_router(self) -> None:
+        """Wait for a router index being built in the background: what a route would
+        otherwise build itself; the build ends, or fails, and sets the event either way."""
+        self._router_ready.wait()
+
     def _warm(self) -> None:
         """Route once without recording, so the router index exists before requests."""
         if not callable(getattr(self.runtime, "route", None)):
             return
         try:
-            self._route("warm up the skill router", record=False)
+            self._require("route")("warm up the skill router", surface="mcp", record=False)
             router = getattr(self.runtime, "router", None)
             tokens = getattr(getattr(router, "index", None), "tokens", None)
             if tokens is not None:
                 tokens.preload()  # a server reads token states once, not per route
         except Exception:  # a warm-up failure must not stop the server; requests report it
             log.warning("router warm-up failed", exc_info=True)
+
+    @property
+    def started(self) -> bool:
+        """Whether the first snapshot is built."""
+        return self._publication is not None
 
     @property
     def publication(self) -> Publication:
@@ -299,6 +341,15 @@ class SkillService:
             self._tools = cached
         return cached[1]
 
+    def early_tools(self) -> list[ToolSpec]:
+        """The tool specs before the snapshot is built: from the registry alone (the
+        snapshot's own are the same, from the same registry), for a ``tools/list``
+        answered while the skills' files are still to be listed."""
+        if self._publication is not None:
+            return self.tools()
+        self._mark_roots()
+        return tool_specs(activatable_names(self.runtime.registry.enabled_skills()))
+
     @property
     def instructions(self) -> str:
         return self.publication.instructions
@@ -309,6 +360,7 @@ class SkillService:
         same text, from the same registry)."""
         if self._publication is not None:
             return self._publication.instructions
+        self._mark_roots()
         # The snapshot built next reuses these counts: read twice, a route recorded
         # in between could change which descriptions fit, and the text with them.
         self._early_usage = self._usage()
@@ -360,11 +412,6 @@ class SkillService:
             )
         return fn  # type: ignore[no-any-return]
 
-    def _route(self, query: str, *, record: bool | None = None) -> Any:
-        """Route through the facade (``record=False``: the caller records)."""
-        route = self._require("route")
-        return route(query, surface="mcp", record=record)
-
     def route(
         self,
         query: str,
@@ -378,6 +425,7 @@ class SkillService:
         """Route through the runtime; the T1 event goes to the background writer (the
         route never waits on the store), or is recorded by the runtime when there is none."""
         route = self._require("route")
+        self._ready_router()
         surface = surface or self.surface
         kwargs: dict[str, Any] = {
             "history": history,

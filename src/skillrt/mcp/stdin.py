@@ -16,10 +16,8 @@ import contextlib
 import io
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import BinaryIO
-
-import anyio
 
 from skillrt.wellformed import repair_json_escapes
 
@@ -30,19 +28,20 @@ class RepairedLines:
     """Async iteration over a binary stream's lines (UTF-8, bad bytes replaced), each
     with its lone-surrogate escapes repaired: what the SDK's ``stdio_server`` reads."""
 
-    def __init__(self, stream: BinaryIO, first: bytes | None = None) -> None:
+    def __init__(self, stream: BinaryIO, before: Sequence[bytes] = ()) -> None:
+        import anyio  # here: the stdin is claimed, and initialize answered, before it
+
         text = io.TextIOWrapper(stream, encoding="utf-8", errors="replace", newline=None)
         self._file = anyio.wrap_file(text)
-        #: A line read before the SDK was loaded (the handshake), served first.
-        self._first = first
+        #: Lines read before the SDK was loaded (the handshake), served first.
+        self._before = list(before)
 
     def __aiter__(self) -> RepairedLines:
         return self
 
     async def __anext__(self) -> str:
-        if self._first is not None:
-            first, self._first = self._first, None
-            return repair_json_escapes(first.decode("utf-8", "replace"))
+        if self._before:
+            return repair_json_escapes(self._before.pop(0).decode("utf-8", "replace"))
         line = await self._file.readline()
         if not line:
             raise StopAsyncIteration

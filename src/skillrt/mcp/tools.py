@@ -32,6 +32,19 @@ class ToolSpec:
     read_only: bool = True
 
 
+def tool_wire(spec: ToolSpec) -> dict[str, Any]:
+    """``spec`` as a ``tools/list`` entry on the wire: what the server gives the SDK
+    and what an early answer sends (:mod:`skillrt.mcp.early`), the same dict."""
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.description,
+        "inputSchema": spec.input_schema,
+        "annotations": {"title": spec.title, "readOnlyHint": spec.read_only,
+                        "openWorldHint": False},
+    }  # fmt: skip
+
+
 def _string(description: str, **extra: Any) -> dict[str, Any]:
     return {"type": "string", "description": description, **extra}
 
