@@ -110,9 +110,12 @@ class Setup:
         stop_daemons(Path(self.env["XDG_CACHE_HOME"]))
 
 
-def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, Any]:
-    """Part 1: the same prompts with and without the hook, in turn."""
-    out: dict[str, Any] = {"client": client, "load_before": loadavg()}
+def overhead(
+    client: str, work: Path, prompts: int, cache: Path, scope: str = "project"
+) -> dict[str, Any]:
+    """Part 1: the same prompts with and without the hook, in turn (``scope``: where
+    install writes the hook, the project's settings or the user's)."""
+    out: dict[str, Any] = {"client": client, "scope": scope, "load_before": loadavg()}
     with running() as server:
         plain = Setup(work / f"{client}-plain", client, server, cache / "plain")
         hooked = Setup(work / f"{client}-hooked", client, server, cache / "hooked")
@@ -126,13 +129,16 @@ def overhead(client: str, work: Path, prompts: int, cache: Path) -> dict[str, An
             setups.append(empty)
         for setup in setups:
             shutil.copytree(REPO / "examples" / "skills", setup.project / FOLDER[client])
+        user = ["--user"] if scope == "user" else []
         for setup in setups[1:]:
-            installed = setup.skillrt("install", client, "--json")
+            where = setup.home if user else setup.project
+            installed = setup.skillrt("install", client, *user, "--json", cwd=where)
             if installed.returncode != 0:
                 raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
         if empty is not None:
             spec = CLIENTS[client]
-            _empty_hooks(empty.project / spec.folder / str(spec.hooks_file))
+            base = empty.home if user else empty.project
+            _empty_hooks(base / spec.folder / str(spec.hooks_file))
         try:
             for setup in setups:
                 setup.prompt(PROMPT)  # the first: skillrt's starts the daemon
@@ -301,6 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hooks", type=int, default=60, help="hook runs against the daemon")
     parser.add_argument("--work", type=Path, help="keep the set-ups here")
     parser.add_argument("--skip-overhead", action="store_true")
+    parser.add_argument("--scope", choices=("project", "user"), default="project",
+                        help="where install writes the hook for the overhead part")  # fmt: skip
     parser.add_argument("--skip-first", action="store_true")
     args = parser.parse_args(argv)
     if not (BIN / "claude").exists():
@@ -316,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {"overhead": [], "first": []}
     for client in args.clients.split(","):
         if not args.skip_overhead:
-            r = overhead(client, work, args.prompts, cache)
+            r = overhead(client, work, args.prompts, cache, args.scope)
             results["overhead"].append(r)
             ok = "ok" if r["overhead_ms"] <= TARGET_OVERHEAD_MS else "OVER"
             print(f"{client}: a prompt gains {r['overhead_ms']} ms from the hook (median "

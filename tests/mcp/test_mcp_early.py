@@ -108,17 +108,27 @@ def test_the_early_answer_is_the_sdks_own(catalogue: Path, state: Path, version:
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
         ],  # the id initialize had
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": 5}},
+        ],
+        [
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"id": 2, "method": "tools/list"},
+        ],  # not JSON-RPC 2.0: the SDK cannot read it
     ],
-    ids=["before-initialized", "a-cursor", "a-used-id"],
+    ids=["before-initialized", "a-cursor", "a-used-id", "bad-meta", "no-jsonrpc"],
 )
 def test_a_list_the_sdk_must_judge_is_left_to_it(
     catalogue: Path, state: Path, lines: list[dict[str, Any]]
 ) -> None:
+    readable = "jsonrpc" in lines[-1]
     answers, stderr = session(catalogue, state, [initialize("2025-06-18"), *lines],
-                              wanted={1, lines[-1]["id"]})  # fmt: skip
+                              wanted={1, lines[-1]["id"]} if readable else {1})  # fmt: skip
     assert "answered tools/list early" not in stderr
     assert "otherwise than sent early" not in stderr
-    assert len([a for a in answers if a.get("id") == lines[-1]["id"]]) >= 1
+    if readable:  # answered once, by the SDK (an error for the bad params)
+        assert len([a for a in answers if a.get("id") == lines[-1]["id"]]) >= 1
 
 
 def test_lines_read_early_reach_the_sdk_whole_and_in_order(catalogue: Path, state: Path) -> None:
@@ -242,3 +252,23 @@ def test_an_initialize_the_sdk_refuses_is_not_answered_early(
     assert [a.get("id") for a in answers] == [1]
     assert "error" in answers[0] and "result" not in answers[0]  # the SDK's own answer
     assert "otherwise than sent early" not in stderr
+
+
+def test_a_line_that_is_not_json_rpc_2_is_never_answered_early() -> None:
+    """The SDK cannot read such a line and answers nothing: neither may the early path."""
+    from skillrt.mcp.early import initialize_request, is_initialized, list_tools_id
+
+    def line(message: dict[str, Any]) -> bytes:
+        return json.dumps(message).encode() + b"\n"
+
+    request = initialize("2025-06-18")
+    bare = {k: v for k, v in request.items() if k != "jsonrpc"}
+    assert initialize_request(line(request)) and initialize_request(line(bare)) is None
+    assert is_initialized(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    assert not is_initialized(line({"method": "notifications/initialized"}))
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    assert list_tools_id(line(listing)) == 2
+    assert list_tools_id(line({**listing, "params": {"_meta": {"progressToken": 0}}})) == 2
+    assert list_tools_id(line({**listing, "params": {"_meta": {"progressToken": True}}})) is None
+    assert list_tools_id(line({**listing, "params": {"other": 1}})) is None
+    assert list_tools_id(line({**listing, "jsonrpc": "1.0"})) is None

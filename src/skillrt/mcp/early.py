@@ -148,6 +148,7 @@ def is_initialized(line: bytes) -> bool:
     message = _message(line)
     return (
         isinstance(message, dict)
+        and message.get("jsonrpc") == "2.0"
         and message.get("method") == "notifications/initialized"
         and "id" not in message
     )
@@ -155,22 +156,39 @@ def is_initialized(line: bytes) -> bool:
 
 def list_tools_id(line: bytes) -> Any:
     """The id of a ``tools/list`` request for the first page on ``line``; None for any
-    other line (a cursor, or a malformed request, is left to the SDK)."""
+    other line. Only a request the SDK would answer with the list is answered early:
+    a cursor, unknown or malformed params, or a malformed message are left to it."""
     message = _message(line)
     if not isinstance(message, dict) or message.get("method") != "tools/list":
         return None
     rid, params = message.get("id"), message.get("params")
-    if isinstance(rid, bool) or not isinstance(rid, int | str):
+    if message.get("jsonrpc") != "2.0" or isinstance(rid, bool) or not isinstance(rid, int | str):
         return None
-    if params is not None and (not isinstance(params, dict) or params.get("cursor") is not None):
+    if params is None:
+        return rid
+    if not isinstance(params, dict) or not set(params) <= {"cursor", "_meta"}:
+        return None
+    meta = params.get("_meta")
+    if params.get("cursor") is not None or (meta is not None and not _plain_meta(meta)):
         return None
     return rid
+
+
+def _plain_meta(meta: Any) -> bool:
+    """A request ``_meta`` the SDK takes: an object whose progress token, if any, is a
+    string or an integer."""
+    if not isinstance(meta, dict):
+        return False
+    token = meta.get("progressToken")
+    return token is None or (isinstance(token, int | str) and not isinstance(token, bool))
 
 
 def _valid(request: dict[str, Any]) -> bool:
     """Whether the SDK takes this ``initialize`` (its id and the fields its params
     require): one it refuses is left to the SDK, which answers it with its error."""
     rid, params = request.get("id"), request.get("params")
+    if request.get("jsonrpc") != "2.0":
+        return False
     if isinstance(rid, bool) or not isinstance(rid, int | str) or not isinstance(params, dict):
         return False
     info = params.get("clientInfo")

@@ -60,6 +60,9 @@ log = logging.getLogger("skillrt.mcp")
 #: read lock, so a hot reload never waits for them, and nothing waits behind that
 #: reload. They are safe without it: the runtime swaps registries atomically.
 UNLOCKED_TOOLS = frozenset({"run_skill"})
+#: Tools that read a skill's files and never the router: served while its index is
+#: still being built (the others wait for it).
+FILE_TOOLS = frozenset({"load_skill", "read_skill_resource"})
 #: Page sizes of resources/list and skills/list.
 RESOURCES_PAGE = 500
 SKILLS_PAGE = 100
@@ -377,6 +380,10 @@ class SkillService:
             args = check_arguments(spec, arguments)
             if name in UNLOCKED_TOOLS:
                 return self._handlers[name](args)
+            if name not in FILE_TOOLS:
+                # Before the lock, never under it: a reload queued meanwhile would wait
+                # for this reader, and the warm-up thread for the reload.
+                self._ready_router()
             with self._lock.read():
                 return self._handlers[name](args)
         except SkillrtError as err:
