@@ -333,8 +333,7 @@ class SkillRuntime:
         """Step 2's classifier, on ``orchestration.embedding_backend`` (else routing's;
         hashing when that is "none")."""
         from skillrt.orchestration.domains import DomainClassifier
-        from skillrt.routing.embeddings import get_backend
-        from skillrt.routing.router import backend_options
+        from skillrt.routing.embeddings import backend_options, get_backend
 
         orch = self.config.orchestration
         name = orch.embedding_backend or self.config.routing.embedding_backend

@@ -105,7 +105,7 @@ def test_real_model_routes_the_bundled_catalogue(tmp_path: Path) -> None:
 
 
 def test_model_variant_and_cache_dir_come_from_skillrt_yaml(tmp_path: Path) -> None:
-    from skillrt.routing.router import backend_options
+    from skillrt.routing.embeddings import backend_options
 
     cfg = tmp_path / "skillrt.yaml"
     cfg.write_text(

@@ -78,8 +78,9 @@ def analyse(
     ``commands``: how the findings' commands are written (the caller's flags)."""
     from skillrt.doctor.encodings import EncodingCache, cached_queries
     from skillrt.doctor.folds import fold_router, section_terms
+    from skillrt.routing.embeddings import resolve_backend
     from skillrt.routing.fields import load_fields
-    from skillrt.routing.router import Router, resolve_backend
+    from skillrt.routing.router import Router
 
     started = time.perf_counter()
     cfg = dataclasses.replace(config, use_stats=False, cold_start=False)

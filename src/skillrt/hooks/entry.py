@@ -411,11 +411,6 @@ class _Run:
         import logging
         from pathlib import Path
 
-        from skillrt.runtime import SkillRuntime
-        from skillrt.serialize import to_jsonable
-        from skillrt.settings import flag_roots
-        from skillrt.store.base import patience
-
         handler = _log_handler(self.state_dir)
         logging.captureWarnings(True)
         watched = [logging.getLogger(n) for n in ("skillrt", "py.warnings")]
@@ -423,8 +418,15 @@ class _Run:
             logger.addHandler(handler)
             logger.propagate = False  # into hook.log, not onto the client's stderr
         try:
+            from skillrt.store.base import patience
+
             with patience(self.store_wait, until=self.deadline - _RESERVE_S):
                 config = _config(self.opts, project, str(self.state_dir))
+                _load_model_aside(config.routing)
+                from skillrt.runtime import SkillRuntime
+                from skillrt.serialize import to_jsonable
+                from skillrt.settings import flag_roots
+
                 roots = flag_roots(self.opts.roots, Path(project))
                 runtime = SkillRuntime(config, roots=roots, env=dict(os.environ))
                 self.routing = runtime.routing
@@ -480,6 +482,30 @@ def _where(opts: Options, project: str) -> dict[str, Any]:
         expect["client_roots"] = present(project, environ.get("HOME"), environ)
     cache_dir = shared_cache_dir(os.environ) if config_file is None else None
     return {"state_dir": os.path.abspath(state_dir), "expect": expect, "cache_dir": cache_dir}
+
+
+def _load_model_aside(routing: Any) -> None:
+    """Load the embedding model on a thread of its own while this thread imports the
+    runtime, finds the skills and reads the saved index: the model's files, their
+    check and its session are ~0.25 s of a cold answer, much of it outside the
+    interpreter's lock. The router then takes the same process-wide instance (its
+    loader waits for this one); a failure here is met again, and reported, there."""
+    import threading
+
+    from skillrt.routing.embeddings import backend_options, get_backend
+
+    name = routing.embedding_backend
+    if name in ("none", "lexical", ""):
+        return
+    options = backend_options(name, routing)
+
+    def load() -> None:
+        try:
+            get_backend(name, **options)
+        except BaseException:  # the route loads it again, and reports what fails
+            pass
+
+    threading.Thread(target=load, name="skillrt-model", daemon=True).start()
 
 
 def _config(opts: Options, project: str, state_dir: str) -> Any:

@@ -32,6 +32,7 @@ from skillrt.config import RoutingConfig
 from skillrt.routing.calibration import ScoreModel, model_for
 from skillrt.routing.decide import USER_SURFACES, decide
 from skillrt.routing.directives import find_directives
+from skillrt.routing.embeddings import resolve_backend
 from skillrt.routing.evidence import gather
 from skillrt.routing.explain import routing_reason
 from skillrt.routing.history import HistoryInput, message_texts
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
     from skillrt.store.base import Store
     from skillrt.store.stats import SkillStats
 
-__all__ = ["USER_SURFACES", "Router", "backend_options", "request_spans", "resolve_backend"]
+__all__ = ["USER_SURFACES", "Router", "request_spans"]
 
 QUERY_CACHE_SIZE = 256
 #: Only this much of a query is read for routing (pasted documents add nothing to the
@@ -392,27 +393,3 @@ def _snapshot_at(
     )  # fmt: skip
     key = snapshot_key(keys, backend, recipe)
     return snapshot_path(path, key), key
-
-
-def resolve_backend(name: str, config: RoutingConfig | None = None) -> EmbeddingBackend | None:
-    """The embedding backend for a config name; ``"none"`` (or ``"lexical"``) is None."""
-    if name in ("none", "lexical", ""):
-        return None
-    from skillrt.routing.embeddings import get_backend
-
-    return get_backend(name, **backend_options(name, config or RoutingConfig()))
-
-
-def backend_options(name: str, config: RoutingConfig) -> dict[str, Any]:
-    """The constructor options ``config`` gives backend ``name`` (model path, variant...)."""
-    options: dict[str, Any] = {}
-    if name in ("auto", "onnx-minilm"):
-        if config.embedding_model_path:
-            options["model_path"] = config.embedding_model_path
-        if config.embedding_model_variant != "dynamic-int8":
-            options["variant"] = config.embedding_model_variant
-        if config.model_cache_dir is not None:
-            options["cache_dir"] = str(config.model_cache_dir)
-    elif name == "sentence-transformers" and config.embedding_model_path:
-        options["model"] = config.embedding_model_path
-    return options

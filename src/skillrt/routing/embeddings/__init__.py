@@ -11,7 +11,7 @@ import importlib.util
 import threading
 import warnings
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillrt.errors import ConfigError
 from skillrt.routing.embeddings.base import (
@@ -25,6 +25,9 @@ from skillrt.routing.embeddings.sentence_transformers_backend import (
     SentenceTransformersBackend,
 )
 
+if TYPE_CHECKING:
+    from skillrt.config import RoutingConfig
+
 __all__ = [
     "AUTO",
     "BACKENDS",
@@ -35,8 +38,10 @@ __all__ = [
     "OnnxMiniLMBackend",
     "SentenceTransformersBackend",
     "available_backends",
+    "backend_options",
     "clear_backend_cache",
     "get_backend",
+    "resolve_backend",
 ]
 
 AUTO = "auto"
@@ -118,3 +123,29 @@ def _freeze(options: dict[str, Any]) -> Hashable:
             value = repr(value)
         items.append((key, value))
     return tuple(items)
+
+
+def resolve_backend(name: str, config: RoutingConfig | None = None) -> EmbeddingBackend | None:
+    """The embedding backend for a config name; ``"none"`` (or ``"lexical"``) is None."""
+    if name in ("none", "lexical", ""):
+        return None
+    if config is None:
+        from skillrt.config import RoutingConfig
+
+        config = RoutingConfig()
+    return get_backend(name, **backend_options(name, config))
+
+
+def backend_options(name: str, config: RoutingConfig) -> dict[str, Any]:
+    """The constructor options ``config`` gives backend ``name`` (model path, variant...)."""
+    options: dict[str, Any] = {}
+    if name in ("auto", "onnx-minilm"):
+        if config.embedding_model_path:
+            options["model_path"] = config.embedding_model_path
+        if config.embedding_model_variant != "dynamic-int8":
+            options["variant"] = config.embedding_model_variant
+        if config.model_cache_dir is not None:
+            options["cache_dir"] = str(config.model_cache_dir)
+    elif name == "sentence-transformers" and config.embedding_model_path:
+        options["model"] = config.embedding_model_path
+    return options
