@@ -60,6 +60,9 @@ log = logging.getLogger("skillrt.mcp")
 #: read lock, so a hot reload never waits for them, and nothing waits behind that
 #: reload. They are safe without it: the runtime swaps registries atomically.
 UNLOCKED_TOOLS = frozenset({"run_skill"})
+#: The longest a route waits for the router's index built beside the session (a first
+#: embedding of a large catalogue takes minutes; a route would take as long).
+ROUTER_WAIT_S = 600.0
 #: Tools that read a skill's files and never the router: served while its index is
 #: still being built (the others wait for it).
 FILE_TOOLS = frozenset({"load_skill", "read_skill_resource"})
@@ -254,8 +257,11 @@ class SkillService:
 
     def _ready_router(self) -> None:
         """Wait for a router index being built in the background: what a route would
-        otherwise build itself; the build ends, or fails, and sets the event either way."""
-        self._router_ready.wait()
+        otherwise build itself. The build ends, or fails, and sets the event either way;
+        past :data:`ROUTER_WAIT_S` the route goes on and builds what it needs itself."""
+        if not self._router_ready.wait(ROUTER_WAIT_S):
+            log.warning("the router's index is still being built after %g s; routing "
+                        "without waiting for it", ROUTER_WAIT_S)  # fmt: skip
 
     def _warm(self) -> None:
         """Route once without recording, so the router index exists before requests."""
