@@ -67,6 +67,16 @@ def test_the_rest_completes_a_line_begun(pipe: tuple[io.BufferedReader, int]) ->
     assert b"".join(rest) + reader.read() == b'{"y": 2}\n{"z": 3}\n'
 
 
+def test_a_line_never_ended_is_handed_on_after_a_bounded_wait(
+    pipe: tuple[io.BufferedReader, int],
+) -> None:
+    reader, w = pipe
+    early = EarlyInput(reader)
+    os.write(w, b'{"x": 1}\n{"y":')
+    assert early.readline() == b'{"x": 1}\n'
+    assert early.rest(timeout=0.05) == (b'{"y":',)  # the client stalled mid-line
+
+
 def test_a_stream_without_a_descriptor_is_read_as_a_stream() -> None:
     early = EarlyInput(io.BytesIO(b"one\ntwo\n"))
     assert early.readline() == b"one\n"

@@ -4,7 +4,6 @@ protocol version the SDK negotiates, and the session then runs as usual."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import subprocess
@@ -15,7 +14,7 @@ import pytest
 from mcp_support import server_env, skillrt_cmd
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from skillrt.mcp.early import read_handshake, sdk_handshake_versions
+from skillrt.mcp.early import initialize_request, sdk_handshake_versions
 
 
 def session(
@@ -246,8 +245,8 @@ def test_an_initialize_the_sdk_refuses_is_not_answered_early(
     catalogue: Path, state: Path, request_: dict[str, Any]
 ) -> None:
     line = json.dumps(request_).encode() + b"\n"
-    assert read_handshake(io.BytesIO(line))[1] is None
-    assert read_handshake(io.BytesIO(json.dumps(initialize("2025-06-18")).encode()))[1]
+    assert initialize_request(line) is None
+    assert initialize_request(json.dumps(initialize("2025-06-18")).encode())
     answers, stderr = session(catalogue, state, [request_])
     assert [a.get("id") for a in answers] == [1]
     assert "error" in answers[0] and "result" not in answers[0]  # the SDK's own answer

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from skillrt.cli.context import CliContext
+    from skillrt.mcp.early import EarlyInput
+    from skillrt.mcp.service import SkillService
 
 
 def register(
@@ -174,7 +176,7 @@ def _answer_initialize(
 
 
 def _answer_tools_list(
-    early: Any, service: Any, answered: dict[Any, tuple[str, dict[str, Any]]]
+    early: EarlyInput, service: SkillService, answered: dict[Any, tuple[str, dict[str, Any]]]
 ) -> list[bytes]:
     """Answer a ``tools/list`` that follows the ``initialized`` notification from the
     snapshot (the client's first turn may not wait for the SDK's import); the lines

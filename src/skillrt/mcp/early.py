@@ -26,6 +26,7 @@ import json
 import logging
 import os
 import select
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
@@ -42,7 +43,6 @@ __all__ = [
     "Handshake",
     "answer",
     "initialize_request",
-    "read_handshake",
 ]
 
 #: What the server says it is (the SDK's ``Server`` is built with the same).
@@ -56,6 +56,8 @@ CAPABILITIES = {
     "resources": {"listChanged": True, "subscribe": False},
     "tools": {"listChanged": True},
 }
+#: How long a line the client has begun may take to end when it is handed over.
+PARTIAL_LINE_S = 5.0
 #: Versions the SDK negotiates through ``initialize``, if its table cannot be read.
 _FALLBACK_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
@@ -103,11 +105,23 @@ class EarlyInput:
         self._buffer = rest
         return line + sep
 
-    def rest(self) -> tuple[bytes, ...]:
-        """The whole lines read past the last one taken (a line begun is read to its
-        end: the SDK's reader starts at a line's beginning)."""
+    def rest(self, timeout: float = PARTIAL_LINE_S) -> tuple[bytes, ...]:
+        """The lines read past the last one taken. A line begun is read to its end (the
+        SDK's reader starts at a line's beginning), for at most ``timeout`` seconds: a
+        client stalled mid-line past that has its part handed on as a line of its own,
+        which the SDK refuses as it would any broken line."""
         if self._fd is not None:
+            deadline = time.monotonic() + timeout
             while self._buffer and not self._buffer.endswith(b"\n") and not self._eof:
+                try:
+                    ready, _, _ = select.select(
+                        [self._fd], [], [], max(0.0, deadline - time.monotonic())
+                    )
+                except (OSError, ValueError):
+                    break
+                if not ready:
+                    log.warning("the client's line was still incomplete after %g s", timeout)
+                    break
                 chunk = os.read(self._fd, 65536)
                 self._eof = not chunk
                 self._buffer += chunk
@@ -116,12 +130,6 @@ class EarlyInput:
             line, sep, self._buffer = self._buffer.partition(b"\n")
             lines.append(line + sep)
         return tuple(lines)
-
-
-def read_handshake(wire: BinaryIO) -> tuple[bytes, dict[str, Any] | None]:
-    """The first line from the client, and its request when it is ``initialize``."""
-    line = wire.readline()
-    return line, initialize_request(line)
 
 
 def _message(line: bytes) -> Any:
