@@ -245,8 +245,9 @@ def hook_alone(setup: Setup, project: Path, runs: int) -> dict[str, Any]:
 
     settings = {"claude-code": ".claude/settings.json", "codex": ".codex/hooks.json",
                 "gemini": ".gemini/settings.json"}[setup.client]  # fmt: skip
+    # Gemini CLI's one hook is BeforeModel: the prompt arrives in the request's messages.
     event = {"claude-code": "UserPromptSubmit", "codex": "UserPromptSubmit",
-             "gemini": "BeforeAgent"}[setup.client]  # fmt: skip
+             "gemini": "BeforeModel"}[setup.client]  # fmt: skip
     data = json.loads((setup.home / settings).read_text())
     command = shlex.split(data["hooks"][event][0]["hooks"][0]["command"])
     state = None
@@ -255,8 +256,14 @@ def hook_alone(setup: Setup, project: Path, runs: int) -> dict[str, Any]:
     answered = 0
     while time.monotonic() < deadline and len(times) < runs + 5:
         prompt = REAL_PROMPTS[len(times) % len(REAL_PROMPTS)]
-        payload = json.dumps({"session_id": "bench", "transcript_path": "", "cwd": str(project),
-                              "hook_event_name": event, "prompt": prompt})  # fmt: skip
+        fields: dict[str, Any] = {"prompt": prompt}
+        if event == "BeforeModel":  # a new session each time: each prompt is routed
+            opening = "<session_context>\nThis is the Gemini CLI.\n</session_context>"
+            messages = [{"role": "user", "content": opening + prompt}]
+            fields = {"llm_request": {"model": "gemini-test", "messages": messages}}
+        payload = json.dumps({"session_id": f"bench-{len(times)}-{time.time_ns()}",
+                              "transcript_path": "", "cwd": str(project),
+                              "hook_event_name": event, **fields})  # fmt: skip
         started = time.perf_counter()
         proc = subprocess.run(command, input=payload, capture_output=True, text=True,
                               cwd=project, env=setup.env, timeout=60)  # fmt: skip

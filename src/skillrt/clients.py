@@ -84,6 +84,7 @@ class Client:
         "mcp_file",
         "name",
         "read_message",
+        "retired_events",
         "roots",
         "settings_comments",
         "skills_hint",
@@ -99,6 +100,7 @@ class Client:
         event: str | None = None,
         hooks_file: str | None = None,
         handlers: tuple[HookHandler, ...] = (),
+        retired_events: tuple[str, ...] = (),
         settings_comments: bool = False,
         mcp_file: str | None = None,
         mcp_always: bool = False,
@@ -126,6 +128,9 @@ class Client:
         self.hooks_file = hooks_file
         #: The hook entries install writes there.
         self.handlers = handlers
+        #: Events an older install put skillrt's hook on: install and uninstall take it
+        #: off them, and ``doctor`` still finds it there.
+        self.retired_events = retired_events
         #: Its settings file may hold ``//`` and ``/* */`` comments.
         self.settings_comments = settings_comments
         #: The file in its folder that registers MCP servers (``.toml``: a TOML table).
@@ -147,6 +152,13 @@ class Client:
         self.description_cap = description_cap
         #: Reads one line of its transcript (JSONL) as ``(role, content)``.
         self.read_message = read_message
+
+    @property
+    def hook_events(self) -> tuple[str, ...]:
+        """The events skillrt's hook may stand on: what install writes, then what an
+        older install wrote."""
+        events = [h.event for h in self.handlers] + list(self.retired_events)
+        return tuple(dict.fromkeys(events))
 
     def config_folder(self, base: str, environ: Mapping[str, str], *, user: bool) -> str:
         """Its config folder under ``base`` (the project, or the home folder with
@@ -225,12 +237,13 @@ CODEX = Client(
 
 
 # -- Gemini CLI ------------------------------------------------------------------------
-# Gemini CLI: a ``BeforeAgent`` hook that routes and a ``BeforeModel`` hook that puts
-# the skill into the user's own message (``--via-model``: Gemini tells its model that
-# ``BeforeAgent`` context is data, not instructions), both in ``.gemini/settings.json``
-# (which may hold comments; timeouts in milliseconds); skills in ``.gemini/skills`` and
-# ``.agents/skills``, loaded by its ``activate_skill`` tool; a JSONL transcript of
-# ``{"id", "type": "user"|"gemini", "content"}`` lines.
+# Gemini CLI: one ``BeforeModel`` hook (``--via-model``) that routes each new prompt and
+# puts the skill into the user's own message on every model call (Gemini tells its
+# model that ``BeforeAgent`` context is data, not instructions; older installs also had
+# a ``BeforeAgent`` hook), in ``.gemini/settings.json`` (which may hold comments;
+# timeouts in milliseconds); skills in ``.gemini/skills`` and ``.agents/skills``, loaded
+# by its ``activate_skill`` tool; a JSONL transcript of ``{"id", "type":
+# "user"|"gemini", "content"}`` lines.
 def _read_gemini(entry: dict[str, Any]) -> tuple[str, Any] | None:
     if entry.get("type") in ("user", "gemini") and "content" in entry and "id" in entry:
         return str(entry["type"]), entry["content"]
@@ -244,15 +257,15 @@ GEMINI = Client(
     event="BeforeAgent",
     hooks_file="settings.json",
     handlers=(
-        HookHandler("BeforeAgent", name="skillrt", milliseconds=True, extra_args=("--via-model",)),
         HookHandler(
             "BeforeModel",
-            name="skillrt-model",
+            name="skillrt",
             milliseconds=True,
             max_timeout_s=5,
             extra_args=("--via-model",),
         ),
-    ),  # fmt: skip
+    ),
+    retired_events=("BeforeAgent",),
     settings_comments=True,
     mcp_file="settings.json",
     skills_hint=".gemini/skills or .agents/skills",

@@ -7,7 +7,10 @@ and answers each with a short streamed reply in that API's own shape.
 - Gemini (``POST /v1beta/models/<model>:streamGenerateContent?alt=sse`` and
   ``:generateContent``; Gemini CLI).
 
-Anything else (token counting, model lists, telemetry) gets a small valid JSON answer
+With ``tool_call`` set, a Gemini chat request (one that offers tools) that does not
+carry a tool's result is answered with that function call instead, so a turn runs a
+tool and calls the model again. Anything else (token counting, model lists, telemetry)
+gets a small valid JSON answer
 and is recorded too, so a test can see everything the client sent. Run it alone to
 watch a client by hand: ``python tests/clients/model_server.py [PORT]``.
 """
@@ -65,6 +68,8 @@ class ModelServer(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", port), _Handler)
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
+        #: ``(name, args)``: Gemini chat requests without a tool result get this call.
+        self.tool_call: tuple[str, dict[str, Any]] | None = None
 
     @property
     def url(self) -> str:
@@ -146,7 +151,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif rec.api == "openai":
             self._openai(body)
         elif rec.api == "gemini":
-            self._gemini(streaming=":streamGenerateContent" in path)
+            self._gemini(body, streaming=":streamGenerateContent" in path)
         elif "count_tokens" in path or ":countTokens" in path:
             self._json({"input_tokens": 10, "totalTokens": 10})
         else:
@@ -231,9 +236,13 @@ class _Handler(BaseHTTPRequestHandler):
             ("response.completed", {"type": "response.completed", "response": done}),
         ])  # fmt: skip
 
-    def _gemini(self, *, streaming: bool) -> None:
+    def _gemini(self, body: Any, *, streaming: bool) -> None:
+        parts: list[dict[str, Any]] = [{"text": REPLY}]
+        call = self.server.tool_call
+        if call is not None and _offers_tools(body) and not _has_tool_result(body):
+            parts = [{"functionCall": {"name": call[0], "args": call[1]}}]
         chunk = {
-            "candidates": [{"content": {"role": "model", "parts": [{"text": REPLY}]},
+            "candidates": [{"content": {"role": "model", "parts": parts},
                             "finishReason": "STOP", "index": 0}],
             "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 2,
                               "totalTokenCount": 12},
@@ -243,6 +252,18 @@ class _Handler(BaseHTTPRequestHandler):
             self._sse([(None, chunk)])
         else:
             self._json(chunk)
+
+
+def _offers_tools(body: Any) -> bool:
+    return isinstance(body, dict) and bool(body.get("tools"))
+
+
+def _has_tool_result(body: Any) -> bool:
+    """Whether the request's last content carries a function's response."""
+    contents = body.get("contents") if isinstance(body, dict) else None
+    if not isinstance(contents, list) or not contents or not isinstance(contents[-1], dict):
+        return False
+    return any("functionResponse" in part for part in contents[-1].get("parts") or ())
 
 
 def _read_chunked(stream: Any) -> bytes:

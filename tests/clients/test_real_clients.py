@@ -11,6 +11,9 @@ appears in the project but what install wrote; uninstall gives the files back.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from conftest import (
@@ -85,6 +88,28 @@ def _parts(body: object) -> list[str]:
         for content in body.get("contents") or ()
         for part in content.get("parts") or ()
     ]
+
+
+@pytest.mark.parametrize("agent", ["gemini"], indirect=True)
+def test_a_turn_that_runs_a_tool_routes_its_prompt_once(agent: Agent) -> None:
+    """Gemini CLI's one BeforeModel hook runs at each model call of a turn: the call
+    after a tool's result carries the skill again, and routes nothing new."""
+    skills_with_marker(agent.project / CLIENTS[agent.client][1])
+    installed = agent.skillrt("install", agent.client, "--json")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    agent.server.tool_call = ("list_directory", {"dir_path": "."})
+    try:
+        turn = [r for r in agent.prompt(PROMPT) if r.body and r.body.get("tools")]
+    finally:
+        agent.server.tool_call = None
+    assert len(turn) == 2, [r.text[-500:] for r in turn]  # the call, then with its result
+    assert '"functionResponse"' in turn[1].text
+    assert marker_count(turn) == [1, 1]
+    # One block recorded for the turn: the tool's result was not routed as a prompt.
+    records = list(Path(agent.env["XDG_CACHE_HOME"]).glob("skillrt/**/sessions/gemini-*.json"))
+    assert len(records) == 1
+    entries = json.loads(records[0].read_text())["entries"]
+    assert [e["skills"] for e in entries] == [["systematic-debugging"]]
 
 
 @pytest.mark.parametrize("agent", ["codex"], indirect=True)

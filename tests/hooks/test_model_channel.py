@@ -1,5 +1,6 @@
-"""Gemini CLI's BeforeModel channel: the skill in the user's own message, once per
-request, turn after turn (issue 27: BeforeAgent context is data to Gemini's model)."""
+"""Gemini CLI's BeforeModel channel: each new prompt routed once, the skill in the user's
+own message, once per request, turn after turn (issue 27: BeforeAgent context is data to
+Gemini's model, and one hook process a prompt instead of two)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,11 @@ def test_blocks_go_to_their_own_messages_every_call() -> None:
     )
     assert mc.loaded(record) == ["debug"]
     first = request("debug the build")
-    assert mc.apply(record, first) == (True, False)
+    assert mc.apply(record, first) == (True, False, {0})
     assert first[0]["content"].endswith("debug the build\n\nUsing skill: debug\nBODY")
     mc.remember(record, "still broken", {"text": "Still using skill: debug (...)", "skills": []})
     later = request("debug the build", "still broken", "and now?")
-    assert mc.apply(record, later) == (True, False)
+    assert mc.apply(record, later)[:2] == (True, False)
     text = json.dumps(later)
     assert text.count("BODY") == 1 and text.count("Still using skill") == 1
     assert later[2]["content"].startswith("still broken\n\nStill using")
@@ -47,7 +48,7 @@ def test_a_compressed_history_marks_the_block_gone() -> None:
     )
     compressed = [{"role": "user", "content": "<summary>we debugged</summary>"},
                   {"role": "user", "content": "next step"}]  # fmt: skip
-    assert mc.apply(record, compressed) == (False, True)
+    assert mc.apply(record, compressed) == (False, True, set())
     assert mc.loaded(record) == []  # the next prompt that needs it injects it again
 
 
@@ -113,7 +114,85 @@ def test_a_long_session_is_matched_in_one_pass() -> None:
     record: dict = {"entries": []}  # type: ignore[type-arg]
     for prompt in turns[-mc.MAX_ENTRIES :]:
         mc.remember(record, prompt, {"text": f"Using skill: s\n{prompt}!", "skills": ["s"]})
-    assert mc.apply(record, messages) == (True, False)
+    assert mc.apply(record, messages)[:2] == (True, False)
     assert Counted.reads < 4 * len(turns)
     for message, prompt in zip(messages[-399::2], turns[-200:], strict=True):
         assert message["content"] == f"{prompt}\n\nUsing skill: s\n{prompt}!"
+
+
+def test_a_new_prompt_is_the_last_user_message_no_block_claims() -> None:
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    first = request("debug the build")
+    claimed = mc.apply(record, first)[2]
+    assert mc.new_prompt(first, claimed) == (0, "debug the build")  # session context off
+    mc.remember(record, "debug the build", {}, empty=True)  # routed, nothing to add
+    again = request("debug the build")
+    assert mc.apply(record, again) == (False, False, {0})  # an empty block changes nothing
+    assert mc.new_prompt(again, {0}) is None
+    # A tool call's turn: the model's words come after the prompt (its call and the
+    # result have no text in the hook's view): the prompt is claimed, nothing is new.
+    tool_turn = [*request("debug the build"), {"role": "model", "content": "Let me look."}]
+    assert mc.new_prompt(tool_turn, mc.apply(record, tool_turn)[2]) is None
+    # The next prompt is new; the conversation before it is its history.
+    second = request("debug the build", "now the tests")
+    assert mc.new_prompt(second, mc.apply(record, second)[2]) == (2, "now the tests")
+    assert mc.history(second, 2, turns=6) == [
+        {"role": "user", "content": "debug the build"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    assert mc.history(second, 2, turns=1) == [{"role": "assistant", "content": "Done."}]
+    # A message of the session context alone holds no prompt.
+    assert mc.new_prompt([{"role": "user", "content": SESSION_CONTEXT}], set()) is None
+
+
+def test_only_the_main_conversation_is_followed() -> None:
+    assert mc.main_conversation(request("hello"))
+    # A subagent's chat opens with its task, not Gemini's session context.
+    assert not mc.main_conversation([{"role": "user", "content": "investigate the build"}])
+    assert not mc.main_conversation([])
+    assert not mc.main_conversation([{"role": "model", "content": SESSION_CONTEXT}])
+
+
+def _model_call(project: Path, skills: Path, messages: list[dict[str, str]]) -> dict:  # type: ignore[type-arg]
+    payload = {
+        "session_id": "s-2",
+        "cwd": str(project),
+        "transcript_path": "",
+        "hook_event_name": "BeforeModel",
+        "llm_request": {"model": "m", "messages": messages},
+    }
+    out = skillrt("hook", "gemini", "--root", str(skills), "--via-model", "--no-daemon",
+                  "--state", str(project / "state"), cwd=project,
+                  stdin=json.dumps(payload))  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout) if out.stdout.strip() else {}
+
+
+def test_one_before_model_hook_routes_each_prompt_once(project: Path, skills: Path) -> None:
+    """What ``install gemini`` writes now: BeforeModel alone routes, records and adds."""
+    first = request("please do a code review of my pr")
+    out = _model_call(project, skills, first)
+    assert out["systemMessage"] == "Using skill: code-review"
+    content = out["hookSpecificOutput"]["llm_request"]["messages"][0]["content"]
+    assert content.startswith(SESSION_CONTEXT + "please do a code review of my pr\n\n")
+    assert content.count("[Skill: code-review |") == 1
+    record = mc.read_record(mc.record_path(str(project / "state"), "s-2"))
+    assert [e["skills"] for e in record["entries"]] == [["code-review"]]
+    # The same turn's next model call (after a tool): the block again, not routed again
+    # (no second line for the person, no second entry).
+    tool_turn = [*request("please do a code review of my pr"), {"role": "model", "content": "ok"}]
+    out = _model_call(project, skills, tool_turn)
+    assert "systemMessage" not in out
+    assert out["hookSpecificOutput"]["llm_request"]["messages"][0]["content"] == content
+    # A prompt that needs no skill: nothing printed, but routed once and recorded.
+    chat = request("please do a code review of my pr", "thanks, that is all for today")
+    out = _model_call(project, skills, chat)
+    assert "systemMessage" not in out
+    assert out["hookSpecificOutput"]["llm_request"]["messages"][2]["content"] == (
+        "thanks, that is all for today"
+    )
+    record = mc.read_record(mc.record_path(str(project / "state"), "s-2"))
+    assert [e["text"] == "" for e in record["entries"]] == [False, True]
+    # A subagent's request (no session context first) is left alone.
+    assert _model_call(project, skills, [{"role": "user", "content": "review my pr"}]) == {}
+    assert len(mc.read_record(mc.record_path(str(project / "state"), "s-2"))["entries"]) == 2

@@ -265,10 +265,10 @@ def test_codex_install_without_codex_says_the_one_step_and_fails(project: Path, 
 def test_gemini_hook_only_unless_mcp_is_asked(project: Path, home: Path) -> None:
     assert install(project, home, "gemini").returncode == 0
     data = json.loads((project / ".gemini" / "settings.json").read_text())
-    assert "mcpServers" not in data and data["hooks"]["BeforeAgent"]
+    assert "mcpServers" not in data and list(data["hooks"]) == ["BeforeModel"]
 
 
-def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
+def test_gemini_server_and_one_before_model_hook(project: Path, home: Path) -> None:
     settings = project / ".gemini" / "settings.json"
     settings.parent.mkdir()
     settings.write_text(json.dumps({"theme": "Dracula", "mcpServers": {"x": {"command": "x"}}}))
@@ -276,16 +276,45 @@ def test_gemini_server_and_before_agent_hook(project: Path, home: Path) -> None:
     data = json.loads(settings.read_text())
     assert data["theme"] == "Dracula" and data["mcpServers"]["x"] == {"command": "x"}
     assert data["mcpServers"]["skillrt"] == {"command": "skillrt", "args": ["mcp", "--with-hook"]}
-    handler = data["hooks"]["BeforeAgent"][0]["hooks"][0]
-    assert handler["command"] == "skillrt hook gemini --via-model"
-    assert handler["timeout"] == 10_000
-    model = data["hooks"]["BeforeModel"][0]["hooks"][0]
-    assert model["command"] == "skillrt hook gemini --via-model"
+    # One hook process a prompt: BeforeModel routes and carries the skill.
+    assert list(data["hooks"]) == ["BeforeModel"]
+    handler = data["hooks"]["BeforeModel"][0]["hooks"][0]
+    assert handler == {
+        "name": "skillrt",
+        "type": "command",
+        "command": "skillrt hook gemini --via-model",
+        "timeout": 5_000,  # the hook's own deadline is 3 s
+    }
     assert install(project, home, "gemini", "--uninstall").returncode == 0
     assert json.loads(settings.read_text()) == {
         "theme": "Dracula",
         "mcpServers": {"x": {"command": "x"}},
     }
+
+
+def test_gemini_install_takes_an_older_installs_before_agent_hook_off(
+    project: Path, home: Path
+) -> None:
+    """An install from before one hook did the work had BeforeAgent too: installing
+    again leaves one hook (the user's own BeforeAgent hook stays), and doctor finds the
+    old install as installed."""
+    settings = project / ".gemini" / "settings.json"
+    settings.parent.mkdir()
+    old = {"name": "skillrt", "type": "command", "command": "skillrt hook gemini --via-model",
+           "timeout": 10_000}  # fmt: skip
+    mine = {"type": "command", "command": "./my-hook.sh"}
+    settings.write_text(json.dumps({"hooks": {
+        "BeforeAgent": [{"matcher": "", "hooks": [old, mine]}],
+        "BeforeModel": [{"matcher": "", "hooks": [dict(old, name="skillrt-model")]}],
+    }}))  # fmt: skip
+    from skillrt.doctor.environment import hook_status
+
+    assert hook_status(project, home, ask_codex=False)["gemini"]["installed"]
+    assert install(project, home, "gemini").returncode == 0
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["BeforeAgent"] == [{"matcher": "", "hooks": [mine]}]
+    assert [h["name"] for g in hooks["BeforeModel"] for h in g["hooks"]] == ["skillrt"]
+    assert hook_status(project, home, ask_codex=False)["gemini"]["installed"]
 
 
 GEMINI_WITH_COMMENTS = """{

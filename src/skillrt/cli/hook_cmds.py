@@ -102,7 +102,7 @@ CLIENT` writes the hook into the client's settings.
 clients:
   claude-code      Claude Code's UserPromptSubmit hook
   codex            Codex CLI's UserPromptSubmit hook
-  gemini           Gemini CLI's BeforeAgent hook
+  gemini           Gemini CLI's BeforeModel hook (--via-model; else BeforeAgent)
 
 options:
   -h, --help       show this help and exit

@@ -118,14 +118,12 @@ def hook_status(
     "message", "fix"}`` (HOOKS_DISABLED, HOOK_DISABLED, HOOK_SHADOWED, HOOK_UNTRUSTED,
     HOOK_NOT_LOADED, FOLDER_UNTRUSTED, INSTALLED_TWICE). Codex's own view of its hooks
     (loaded? trusted?) is asked of its app server when ``codex`` is on PATH (bounded)."""
-    from skillrt.install.targets import is_our_hook
-
     environ = os.environ if environ is None else environ
     out: dict[str, Any] = {}
     for client, spec in CLIENTS.items():
         if not spec.hooks_file or not spec.event:
             continue
-        filename, event = spec.hooks_file, spec.event
+        filename, events = spec.hooks_file, spec.hook_events
         where: list[str] = []
         errors: list[str] = []
         settings: list[tuple[str, dict[str, Any]]] = []
@@ -138,12 +136,8 @@ def hook_status(
                 continue
             settings.append((scope, data))
             hooks = data.get("hooks")
-            groups = hooks.get(event, []) if isinstance(hooks, dict) else []
-            for group in groups if isinstance(groups, list) else []:
-                handlers = group.get("hooks", []) if isinstance(group, dict) else []
-                if any(is_our_hook(h, client) for h in handlers if isinstance(handlers, list)):
-                    where.append(str(path))
-                    break
+            if _holds_our_hook(hooks, events, client):
+                where.append(str(path))
         entry: dict[str, Any] = {"installed": bool(where), "where": where}
         if errors:
             entry["errors"] = errors
@@ -155,6 +149,22 @@ def hook_status(
                 entry["problems"] = problems
         out[client] = entry
     return out
+
+
+def _holds_our_hook(hooks: Any, events: tuple[str, ...], client: str) -> bool:
+    """Whether a settings file's ``hooks`` run ``skillrt hook <client>`` on one of
+    ``events``."""
+    from skillrt.install.targets import is_our_hook
+
+    if not isinstance(hooks, dict):
+        return False
+    for event in events:
+        groups = hooks.get(event, [])
+        for group in groups if isinstance(groups, list) else []:
+            handlers = group.get("hooks", []) if isinstance(group, dict) else []
+            if isinstance(handlers, list) and any(is_our_hook(h, client) for h in handlers):
+                return True
+    return False
 
 
 def _read_json(path: Path, errors: list[str], *, comments: bool = False) -> dict[str, Any] | None:

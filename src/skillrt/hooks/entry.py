@@ -249,7 +249,7 @@ class _Run:
             self.state_dir = where["state_dir"]
             if model_call:
                 self.stage = "adding the session's skills to the model request"
-                self._model_call(hook)
+                self._model_call(hook, project, where)
                 return
             self._apply(where)
             if not hook.prompt.strip():
@@ -268,36 +268,16 @@ class _Run:
                 loaded = sorted(set(model_channel.loaded(record)))
             else:
                 loaded = sorted(loaded_skills(hook.transcript_path))
-            self.stage = "asking the daemon"
-            context = _ask_daemon(
-                opts,
-                where,
-                {
-                    "prompt": hook.prompt,
-                    "history": history,
-                    "loaded": loaded,
-                    "client": opts.client,
-                },  # fmt: skip
-                # A wait that the deadline cuts short ends just after it: the deadline
-                # is reported against the daemon, not a in-process start with no time.
-                timeout=min(self.daemon_timeout, self.left() + 0.1),
-            )
-            if context is None:
-                self._daemon_to_start = (project, where)  # started once this is answered
-                self.stage = "working in-process"
-                context = self._in_process(project, hook.prompt, history, loaded)
-            if context is None:
-                return
-            for err in context.get("errors") or ():
-                _log(self.state_dir, f"skill {err.get('skill')} not injected: "
-                     f"[{err.get('code')}] {err.get('message')}")  # fmt: skip
+            context = self._context(project, where, hook.prompt, history, loaded)
             if record is not None:
-                self._remember(hook, record, context)
+                # An older install's BeforeAgent: the BeforeModel hook applies the block
+                # (an empty one too: it marks the prompt routed).
+                self._remember(hook, record, context or {})
                 from skillrt.hooks.clients import render_message_only
 
-                out = render_message_only(context)
+                out = render_message_only(context or {})
             else:
-                out = render(opts.client, context)
+                out = render(opts.client, context) if context is not None else ""
             if out:
                 self.write(out)
         except BaseException as exc:  # the hook never breaks a prompt
@@ -306,6 +286,32 @@ class _Run:
             import traceback
 
             _log(self.state_dir, "".join(traceback.format_exception(exc)).rstrip())
+
+    def _context(
+        self,
+        project: str,
+        where: dict[str, Any],
+        prompt: str,
+        history: list[dict[str, str]],
+        loaded: list[str],
+    ) -> dict[str, Any] | None:
+        """The prompt's turn context: the daemon's answer, else worked out in-process
+        (None when neither gives one); a skill that could not be injected is logged."""
+        self.stage = "asking the daemon"
+        args = {"prompt": prompt, "history": history, "loaded": loaded, "client": self.opts.client}
+        # A wait that the deadline cuts short ends just after it: the deadline is
+        # reported against the daemon, not an in-process start with no time.
+        context = _ask_daemon(
+            self.opts, where, args, timeout=min(self.daemon_timeout, self.left() + 0.1)
+        )
+        if context is None:
+            self._daemon_to_start = (project, where)  # started once this is answered
+            self.stage = "working in-process"
+            context = self._in_process(project, prompt, history, loaded)
+        for err in (context or {}).get("errors") or ():
+            _log(self.state_dir, f"skill {err.get('skill')} not injected: "
+                 f"[{err.get('code')}] {err.get('message')}")  # fmt: skip
+        return context
 
     # -- Gemini CLI's model channel (--via-model) --------------------------------------
     def _record_path(self, hook: Any) -> str:
@@ -322,24 +328,47 @@ class _Run:
         """Keep this turn's text for the session's model calls (BeforeModel)."""
         from skillrt.hooks.model_channel import remember, write_record
 
-        if remember(record, hook.prompt, context):
-            self.stage = "writing the session's record"
-            write_record(self._record_path(hook), record)
+        remember(record, hook.prompt, context, empty=True)
+        self.stage = "writing the session's record"
+        write_record(self._record_path(hook), record)
 
-    def _model_call(self, hook: Any) -> None:
-        """BeforeModel: each recorded block into its user message; nothing printed when
-        nothing changes (no daemon, no runtime: this runs on every model call)."""
-        from skillrt.hooks.model_channel import apply, render, write_record
+    def _model_call(self, hook: Any, project: str, where: dict[str, Any]) -> None:
+        """BeforeModel: each recorded block into its user message, and a new prompt
+        routed, its block recorded and added (see :mod:`skillrt.hooks.model_channel`);
+        nothing printed when nothing changes. Without a new prompt this reads no daemon
+        and builds no runtime: it runs on every model call."""
+        from skillrt.hooks import model_channel as mc
 
-        record = self._record(hook)
-        if not record["entries"]:
-            return
         messages = hook.llm_request["messages"]
-        changed, gone = apply(record, messages)
-        if gone:
-            write_record(self._record_path(hook), record)
-        if changed:
-            self.write(render(messages))
+        if not mc.main_conversation(messages):
+            return  # a subagent's chat: not the conversation the record follows
+        path = self._record_path(hook)
+        record = mc.read_record(path)
+        changed, dirty, claimed = mc.apply(record, messages)
+        found = mc.new_prompt(messages, claimed)
+        lines: list[str] = []
+        if found is not None:
+            at, prompt = found
+            self._apply(where)
+            from skillrt.hooks.clients import shown
+            from skillrt.hooks.transcript import recent
+
+            turns = self.opts.history_turns
+            history = recent(mc.history(messages, at, turns), turns=turns)
+            loaded = sorted(set(mc.loaded(record)))
+            context = self._context(project, where, prompt.strip(), history, loaded) or {}
+            dirty = mc.remember(record, prompt, context, empty=True)
+            text = str(context.get("text") or "")
+            if text:
+                messages[at]["content"] += mc.LEAD + text
+                changed = True
+            lines = shown(context)
+        if dirty:
+            self.stage = "writing the session's record"
+            mc.write_record(path, record)
+        out = mc.render(messages if changed else None, lines)
+        if out:
+            self.write(out)
 
     def _apply(self, where: dict[str, Any]) -> None:
         """The config file's ``hook`` settings, where no flag gave them."""

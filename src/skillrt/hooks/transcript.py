@@ -70,6 +70,14 @@ def read_history(
         return []
     if prompt is not None and messages and messages[-1] == {"role": "user", "content": prompt}:
         messages.pop()
+    return recent(messages, turns=turns, max_chars=max_chars)
+
+
+def recent(
+    messages: list[dict[str, str]], *, turns: int = DEFAULT_TURNS, max_chars: int = DEFAULT_CHARS
+) -> list[dict[str, str]]:
+    """The last ``turns`` of ``messages``, at most ``max_chars`` characters in all (older
+    messages go first, then the oldest kept one is cut)."""
     out: list[dict[str, str]] = []
     left = max_chars
     for message in reversed(messages[-turns:]):

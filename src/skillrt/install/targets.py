@@ -6,8 +6,9 @@ client         file (``--project`` / ``--user``)              what is added
 claude-code    ``.claude/settings.json`` / ``~/.claude/...``  a ``UserPromptSubmit`` hook
 codex          ``.codex/hooks.json`` / ``~/.codex/...``       a ``UserPromptSubmit`` hook
                ``.codex/config.toml`` / ``~/.codex/...``      ``[mcp_servers.skillrt]`` (--mcp)
-gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  ``BeforeAgent`` and
-                                                              ``BeforeModel`` hooks, and
+gemini         ``.gemini/settings.json`` / ``~/.gemini/...``  a ``BeforeModel`` hook (an
+                                                              older ``BeforeAgent`` one
+                                                              comes off), and
                                                               ``mcpServers.skillrt`` (--mcp)
 cursor         ``.cursor/mcp.json`` / ``~/.cursor/...``       ``mcpServers.skillrt`` (Cursor's
                                                               prompt hook cannot add context)
@@ -149,6 +150,8 @@ def _json_edit(path: Path, target: Target, uninstall: bool, server: bool) -> Fil
             for handler in spec.handlers:
                 group = handler.entry(command, target.timeout_s)
                 _set_hook(data, handler.event, group, target.client, uninstall)
+            for event in spec.retired_events:  # an older install's hook comes off
+                _set_hook(data, event, None, target.client, uninstall=True)
         return FileEdit(path, before, edit_json(before, original, data, comments=comments))
     except RecursionError:  # parsing, copying or editing a document nested that deep
         raise InstallError(
@@ -175,7 +178,7 @@ def is_our_hook(handler: Any, client: str) -> bool:
 
 
 def _set_hook(
-    data: dict[str, Any], event: str, group: dict[str, Any], client: str, uninstall: bool
+    data: dict[str, Any], event: str, group: dict[str, Any] | None, client: str, uninstall: bool
 ) -> None:
     """Drop skillrt's handlers of ``event`` (and groups left empty), then add ``group``."""
     hooks = data.get("hooks")
