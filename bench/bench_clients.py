@@ -6,7 +6,10 @@ tests/clients on 127.0.0.1, after `skillrt install` alone (no hand-started daemo
    median of N prompts after the first, each a new session, the set-ups taken in turn
    (target <= 100 ms per client); beside it, the same install with each hook command
    replaced by ``cat > /dev/null``: what the client itself spends on running a hook,
-   and what skillrt's adds to that (Claude Code and Gemini CLI);
+   and what skillrt's adds to that (Claude Code and Gemini CLI); for Gemini CLI also
+   the time its prompt waits on hooks, as Gemini itself reports it (``--debug``: "Hook
+   execution for <event>: ... total duration"), which the noise of a ~4 s prompt
+   does not hide;
 2. the first prompt after a user-level install over 1,000 real skills, in a repository
    never seen, no daemon running: it must inject, and add at most 1.5 s;
 3. the hook process alone, answered by the daemon that first prompt started, at 1,000
@@ -148,6 +151,8 @@ def overhead(
                     took.append(setup.prompt(PROMPT))
             injected = sum("[Skill: systematic-debugging" in r.text
                            for r in server.model_requests())  # fmt: skip
+            if client == "gemini":
+                out["in_client_hook_ms"] = _gemini_hook_time(hooked, prompts)
         finally:
             hooked.stop_daemons()
     without, with_hook = times[0], times[1]
@@ -175,6 +180,28 @@ def overhead(
         )
     out["load_after"] = loadavg()
     return out
+
+
+def _gemini_hook_time(setup: Setup, prompts: int) -> dict[str, Any]:
+    """Per prompt, the milliseconds Gemini CLI waited on hooks, as it logs them with
+    ``--debug`` (each event's "total duration", summed over the prompt): median, p95."""
+    import re
+
+    found = re.compile(r"Hook execution for (\w+): .*total duration: (\d+)ms")
+    per_prompt: list[float] = []
+    events: set[str] = set()
+    for _ in range(prompts):
+        argv = [*prompt_argv("gemini", BIN, PROMPT), "--debug"]
+        proc = subprocess.run(argv, cwd=setup.project, env=setup.env, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+        hits = found.findall(proc.stdout + proc.stderr)
+        events.update(event for event, _ms in hits)
+        per_prompt.append(sum(float(ms) for _event, ms in hits))
+    return {
+        "median_ms": round(statistics.median(per_prompt), 1),
+        "p95_ms": round(pct(per_prompt, 0.95), 1),
+        "events": sorted(events),
+    }
 
 
 def _empty_hooks(settings: Path) -> None:
@@ -352,6 +379,11 @@ def main(argv: list[str] | None = None) -> int:
                   f"prompts; paired {r['paired_median_gain_ms']} ms) target "
                   f"{TARGET_OVERHEAD_MS:g} ms [{ok}]  "
                   f"{r['load_before']} -> {r['load_after']}")  # fmt: skip
+            if "in_client_hook_ms" in r:
+                t = r["in_client_hook_ms"]
+                events = ", ".join(t["events"])
+                print(f"{client}: a prompt waits on hooks {t['median_ms']} ms (p95 "
+                      f"{t['p95_ms']}; {events}), as the client logs it")  # fmt: skip
             if "empty_hook_costs_ms" in r:
                 print(f"{client}: an empty hook (cat > /dev/null) costs "
                       f"{r['empty_hook_costs_ms']} ms of the client's own; skillrt's hook "

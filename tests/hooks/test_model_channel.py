@@ -196,3 +196,14 @@ def test_one_before_model_hook_routes_each_prompt_once(project: Path, skills: Pa
     # A subagent's request (no session context first) is left alone.
     assert _model_call(project, skills, [{"role": "user", "content": "review my pr"}]) == {}
     assert len(mc.read_record(mc.record_path(str(project / "state"), "s-2"))["entries"]) == 2
+
+
+def test_a_prompt_with_a_lone_surrogate_is_routed_not_dropped(project: Path, skills: Path) -> None:
+    # JSON may carry "\ud800": a str that no encoder takes, in the prompt and history.
+    chat = request("hi \ud800 there", "please do a code review of my pr \udfff")
+    out = _model_call(project, skills, chat)
+    assert out["systemMessage"] == "Using skill: code-review"
+    assert (
+        not (project / "state" / "hook.log").exists()
+        or "Traceback" not in (project / "state" / "hook.log").read_text()
+    )

@@ -352,11 +352,13 @@ class _Run:
             self._apply(where)
             from skillrt.hooks.clients import shown
             from skillrt.hooks.transcript import recent
+            from skillrt.wellformed import well_formed
 
             turns = self.opts.history_turns
             history = recent(mc.history(messages, at, turns), turns=turns)
             loaded = sorted(set(mc.loaded(record)))
-            context = self._context(project, where, prompt.strip(), history, loaded) or {}
+            asked = well_formed(prompt.strip())  # JSON's "\ud800" is a str no encoder takes
+            context = self._context(project, where, asked, history, loaded) or {}
             dirty = mc.remember(record, prompt, context, empty=True)
             text = str(context.get("text") or "")
             if text:

@@ -31,6 +31,7 @@ from __future__ import annotations
 import os
 
 from skillrt import fastjson
+from skillrt.wellformed import well_formed
 
 TYPE_CHECKING = False  # typing costs ~10 ms to import, once per prompt
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def history(messages: list[Any], before: int, turns: int) -> list[dict[str, str]
             content = content.partition(SESSION_CLOSE)[2]
         if content.strip():
             role = "user" if message.get("role") == "user" else "assistant"
-            out.append({"role": role, "content": content.strip()})
+            out.append({"role": role, "content": well_formed(content.strip())})
     out.reverse()
     return out
 
