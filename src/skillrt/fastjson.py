@@ -56,6 +56,13 @@ def loads(data: str | bytes | bytearray) -> Any:
         value, end = _scan(text, start)
     except StopIteration as exc:
         raise ValueError(f"Expecting value: char {exc.value}") from None
+    except SystemError:
+        # The scanner builds its error from json.decoder, found only when something
+        # imported it already; else it fails like this (a document cut short, a bad
+        # escape). json says what is wrong, on this error path only.
+        import json
+
+        return json.loads(text)  # raises json.JSONDecodeError, a ValueError
     except RecursionError:
         # Hostile input, one bad document like any other (the stack has unwound).
         raise ValueError("too deeply nested to parse") from None

@@ -34,11 +34,18 @@ def test_gemini_hooks_off_named_off_and_an_untrusted_folder(tmp_path: Path) -> N
     project, home = tmp_path / "p", tmp_path / "h"
     ours = {"name": "skillrt", "type": "command", "command": "skillrt hook gemini --via-model"}
     settings(project / ".gemini" / "settings.json", {
-        "hooks": {"BeforeAgent": [{"hooks": [ours]}]},
-        "hooksConfig": {"enabled": False, "disabled": ["skillrt-model"]},
+        "hooks": {"BeforeModel": [{"hooks": [ours]}]},
+        "hooksConfig": {"enabled": False, "disabled": ["skillrt"]},
     })  # fmt: skip
     status = hook_status(project, home, environ={}, ask_codex=False)
     assert codes(status, "gemini") == ["HOOKS_DISABLED", "HOOK_DISABLED", "FOLDER_UNTRUSTED"]
+    # A name only an older install used ("skillrt-model") disables nothing that is there.
+    settings(project / ".gemini" / "settings.json", {
+        "hooks": {"BeforeModel": [{"hooks": [ours]}]},
+        "hooksConfig": {"disabled": ["skillrt-model"]},
+    })  # fmt: skip
+    status = hook_status(project, home, environ={}, ask_codex=False)
+    assert codes(status, "gemini") == ["FOLDER_UNTRUSTED"]
     settings(project / ".gemini" / "settings.json", {"hooks": {"BeforeAgent": [{"hooks": [ours]}]}})
     settings(home / ".gemini" / "trustedFolders.json", {str(project): "TRUST_FOLDER"})
     assert codes(hook_status(project, home, environ={}, ask_codex=False), "gemini") == []

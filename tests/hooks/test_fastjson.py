@@ -75,3 +75,25 @@ def test_deep_nesting_is_a_value_error_not_a_recursion_error(depth: int) -> None
 
 def test_moderate_nesting_still_parses() -> None:
     assert fastjson.loads("[" * 200 + "]" * 200) == json.loads("[" * 200 + "]" * 200)
+
+
+def test_a_bad_document_is_a_value_error_where_json_was_never_imported() -> None:
+    # The C scanner builds its error from json.decoder, looked up only in sys.modules:
+    # in the hook's process (no json imported) a document cut short was a SystemError.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from skillrt import fastjson\n"
+        "assert 'json.decoder' not in sys.modules\n"
+        "for bad in ['{\"a\": \"abc', '[1, 2', '{\"a\"', '\"\\\\u12', '{\"a\": tru}']:\n"
+        "    try:\n"
+        "        fastjson.loads(bad)\n"
+        "    except ValueError:\n"
+        "        continue\n"
+        "    raise SystemExit('parsed: ' + bad)\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.strip() == "ok", out.stderr

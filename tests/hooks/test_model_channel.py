@@ -124,25 +124,28 @@ def test_a_new_prompt_is_the_last_user_message_no_block_claims() -> None:
     record: dict = {"entries": []}  # type: ignore[type-arg]
     first = request("debug the build")
     claimed = mc.apply(record, first)[2]
-    assert mc.new_prompt(first, claimed) == (0, "debug the build")  # session context off
+    assert mc.new_prompt(first, mc.contents(first), claimed) == (0, "debug the build")
     mc.remember(record, "debug the build", {}, empty=True)  # routed, nothing to add
     again = request("debug the build")
     assert mc.apply(record, again) == (False, False, {0})  # an empty block changes nothing
-    assert mc.new_prompt(again, {0}) is None
+    assert mc.new_prompt(again, mc.contents(again), {0}) is None
     # A tool call's turn: the model's words come after the prompt (its call and the
     # result have no text in the hook's view): the prompt is claimed, nothing is new.
     tool_turn = [*request("debug the build"), {"role": "model", "content": "Let me look."}]
-    assert mc.new_prompt(tool_turn, mc.apply(record, tool_turn)[2]) is None
+    texts = mc.contents(tool_turn)
+    assert mc.new_prompt(tool_turn, texts, mc.apply(record, tool_turn)[2]) is None
     # The next prompt is new; the conversation before it is its history.
     second = request("debug the build", "now the tests")
-    assert mc.new_prompt(second, mc.apply(record, second)[2]) == (2, "now the tests")
-    assert mc.history(second, 2, turns=6) == [
+    texts = mc.contents(second)
+    assert mc.new_prompt(second, texts, mc.apply(record, second)[2]) == (2, "now the tests")
+    assert mc.history(second, texts, 2, turns=6) == [
         {"role": "user", "content": "debug the build"},
         {"role": "assistant", "content": "Done."},
     ]
-    assert mc.history(second, 2, turns=1) == [{"role": "assistant", "content": "Done."}]
+    assert mc.history(second, texts, 2, turns=1) == [{"role": "assistant", "content": "Done."}]
     # A message of the session context alone holds no prompt.
-    assert mc.new_prompt([{"role": "user", "content": SESSION_CONTEXT}], set()) is None
+    alone = [{"role": "user", "content": SESSION_CONTEXT}]
+    assert mc.new_prompt(alone, mc.contents(alone), set()) is None
 
 
 def test_only_the_main_conversation_is_followed() -> None:
@@ -207,3 +210,92 @@ def test_a_prompt_with_a_lone_surrogate_is_routed_not_dropped(project: Path, ski
         not (project / "state" / "hook.log").exists()
         or "Traceback" not in (project / "state" / "hook.log").read_text()
     )
+
+
+def test_what_gemini_writes_as_the_user_is_not_a_prompt() -> None:
+    """Its retry nudges, loop recovery and next-speaker check: never routed; a nudge
+    appended to the prompt does not hide the prompt from its block."""
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    nudge = "[System: You previously returned an empty response. Please ensure ...]"
+    for synthetic in (nudge, "System: Potential loop detected. Details: x.", "Please continue."):
+        done = {"role": "model", "content": "[Tool execution completed.]"}
+        msgs = [*request("debug the build"), done, {"role": "user", "content": synthetic}]
+        assert mc.new_prompt(msgs, mc.contents(msgs), set()) is None, synthetic
+    mc.remember(record, "debug the build", {"text": "BLOCK", "skills": ["debug"]}, before="")
+    retried = request("debug the build")
+    retried[0]["content"] += "\n" + nudge
+    changed, gone, claimed = mc.apply(record, retried)
+    assert (changed, gone, claimed) == (True, False, {0})
+    assert retried[0]["content"].endswith(nudge + "\n\nBLOCK")
+
+
+def test_the_editor_state_before_a_prompt_is_not_the_prompt() -> None:
+    editor = (
+        "Here is the user's editor context as a JSON object. This is for your information "
+        'only.\n```json\n{\n  "activeFile": {"path": "/a.py", "selectedText": "x\\n```"}\n}\n```'
+    )
+    msgs = request("first", editor + "debug the build")
+    texts = mc.contents(msgs)
+    assert mc.new_prompt(msgs, texts, set()) == (2, "debug the build")
+    assert mc.own_words(SESSION_CONTEXT + editor + "hi") == "hi"
+    assert mc.own_words(editor[:60]) == ""  # cut short: nothing to route
+
+
+def test_a_repeated_prompt_after_a_compression_is_new() -> None:
+    """Gemini compressed the history, then the user typed an earlier prompt again: the
+    old block must not claim it (its anchor, the text before it, differs)."""
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    msgs = request("start", "continue")
+    texts = mc.contents(msgs)
+    mc.remember(record, "continue", {"text": "OLD", "skills": ["a"]}, before=mc.anchor(texts, 2))
+    assert mc.apply(record, msgs)[2] == {2}  # the same request again: claimed
+    compressed = [{"role": "user", "content": SESSION_CONTEXT + "<summary>we started</summary>"},
+                  {"role": "model", "content": "Got it. Thanks for the additional context!"},
+                  {"role": "user", "content": "continue"}]  # fmt: skip
+    changed, gone, claimed = mc.apply(record, compressed)
+    assert (changed, gone, claimed) == (False, True, set())
+    assert mc.new_prompt(compressed, mc.contents(compressed), claimed) == (2, "continue")
+    assert compressed[2]["content"] == "continue"  # the old turn's block is not added
+
+
+def test_history_holds_the_users_words_not_the_blocks() -> None:
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    mc.remember(record, "debug the build", {"text": "Using skill: debug\nBODY", "skills": ["d"]})
+    msgs = request("debug the build", "and the tests?")
+    texts = mc.contents(msgs)
+    mc.apply(record, msgs, texts)
+    assert "BODY" in msgs[0]["content"]
+    assert mc.history(msgs, texts, 2, turns=6)[0] == {"role": "user", "content": "debug the build"}
+
+
+def test_a_big_record_keeps_its_newest_blocks_and_a_cut_one_starts_afresh(tmp_path: Path) -> None:
+    path = mc.record_path(str(tmp_path), "big")
+    record: dict = {"entries": []}  # type: ignore[type-arg]
+    for i in range(40):
+        mc.remember(record, f"p{i}", {"text": "x" * 200_000, "skills": [f"s{i}"]})
+    mc.write_record(path, record)
+    assert Path(path).stat().st_size <= mc.MAX_RECORD_BYTES
+    kept = mc.read_record(path)["entries"]
+    assert kept and kept[-1]["prompt"] == "p39" and len(kept) < 40
+    raw = Path(path).read_bytes()
+    Path(path).write_bytes(raw[: len(raw) // 2])  # cut short (a full disk, a crash)
+    assert mc.read_record(path) == {"entries": []}
+
+
+def test_a_prompt_whose_route_fails_is_not_routed_again_each_call(project: Path) -> None:
+    """The block is recorded before the route: a route that fails (here: a broken
+    skillrt.yaml) or outlives the deadline is not tried again at every model call."""
+    (project / "skillrt.yaml").write_text("hook: [unclosed\n")
+    payload = {
+        "session_id": "s-3",
+        "cwd": str(project),
+        "transcript_path": "",
+        "hook_event_name": "BeforeModel",
+        "llm_request": {"model": "m", "messages": request("please review my pr")},
+    }
+    argv = ["hook", "gemini", "--via-model", "--no-daemon", "--state", str(project / "state")]
+    out = skillrt(*argv, cwd=project, stdin=json.dumps(payload))
+    assert out.returncode == 0 and out.stdout == ""
+    assert "ConfigError" in (project / "state" / "hook.log").read_text()
+    record = mc.read_record(mc.record_path(str(project / "state"), "s-3"))
+    assert [(e["prompt"], e["text"]) for e in record["entries"]] == [("please review my pr", "")]

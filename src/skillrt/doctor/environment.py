@@ -167,6 +167,24 @@ def _holds_our_hook(hooks: Any, events: tuple[str, ...], client: str) -> bool:
     return False
 
 
+def _our_hook_names(settings: list[tuple[str, dict[str, Any]]], client: str) -> list[str]:
+    """The ``name`` of each of skillrt's hook handlers in these settings (a name that an
+    older install used and a new one dropped is not there to be disabled)."""
+    from skillrt.install.targets import is_our_hook
+
+    names: list[str] = []
+    for _scope, data in settings:
+        hooks = data.get("hooks")
+        for groups in hooks.values() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                handlers = group.get("hooks") if isinstance(group, dict) else None
+                for h in handlers if isinstance(handlers, list) else ():
+                    name = h.get("name") if is_our_hook(h, client) else None
+                    if isinstance(name, str) and name not in names:
+                        names.append(name)
+    return names
+
+
 def _read_json(path: Path, errors: list[str], *, comments: bool = False) -> dict[str, Any] | None:
     """The JSON object at ``path`` (None when missing, unreadable or not an object);
     with ``comments``, ``//`` and ``/* */`` comments allowed (Gemini CLI's settings)."""
@@ -237,7 +255,7 @@ def _hook_problems(
                 ))  # fmt: skip
             listed = config.get("disabled")
             disabled: list[Any] = listed if isinstance(listed, list) else []
-            for name in ("skillrt", "skillrt-model"):
+            for name in _our_hook_names(settings, client):
                 if name in disabled:
                     problems.append(_problem(
                         "HOOK_DISABLED",

@@ -344,26 +344,33 @@ class _Run:
             return  # a subagent's chat: not the conversation the record follows
         path = self._record_path(hook)
         record = mc.read_record(path)
-        changed, dirty, claimed = mc.apply(record, messages)
-        found = mc.new_prompt(messages, claimed)
+        texts = mc.contents(messages)  # before any block is added
+        changed, dirty, claimed = mc.apply(record, messages, texts)
+        found = mc.new_prompt(messages, texts, claimed)
         lines: list[str] = []
         if found is not None:
             at, prompt = found
+            # Recorded before it is routed: a route that fails or outlives the deadline
+            # is not tried again at each model call of the turn.
+            entry = mc.remember(record, prompt, {}, empty=True, before=mc.anchor(texts, at))
+            self.stage = "writing the session's record"
+            mc.write_record(path, record)
+            dirty = False
             self._apply(where)
             from skillrt.hooks.clients import shown
             from skillrt.hooks.transcript import recent
             from skillrt.wellformed import well_formed
 
             turns = self.opts.history_turns
-            history = recent(mc.history(messages, at, turns), turns=turns)
+            history = recent(mc.history(messages, texts, at, turns), turns=turns)
             loaded = sorted(set(mc.loaded(record)))
             asked = well_formed(prompt.strip())  # JSON's "\ud800" is a str no encoder takes
             context = self._context(project, where, asked, history, loaded) or {}
-            dirty = mc.remember(record, prompt, context, empty=True)
             text = str(context.get("text") or "")
-            if text:
+            if text and entry is not None:
+                entry.update(text=text, skills=list(context.get("skills") or ()))
                 messages[at]["content"] += mc.LEAD + text
-                changed = True
+                changed = dirty = True
             lines = shown(context)
         if dirty:
             self.stage = "writing the session's record"

@@ -29,6 +29,7 @@ and a small file only.
 from __future__ import annotations
 
 import os
+import zlib
 
 from skillrt import fastjson
 from skillrt.wellformed import well_formed
@@ -45,6 +46,21 @@ MAX_ENTRIES = 200
 LEAD = "\n\n"
 #: How Gemini CLI's own conversation opens (its first message; a subagent's does not).
 SESSION_OPEN, SESSION_CLOSE = "<session_context>", "</session_context>"
+#: A record larger than this loses its oldest blocks (each model call reads it whole).
+MAX_RECORD_BYTES = 4 * 1024 * 1024
+#: What Gemini CLI sends as the user's words but wrote itself: its retry nudges and loop
+#: recovery (``[System: ...]``, ``System: Potential loop detected. ...``) and its
+#: next-speaker check's ``Please continue.``: none is a prompt to route.
+_SYNTHETIC = ("[System: ", "System: Potential loop detected.")
+_CONTINUE = "Please continue."
+#: A retry nudge Gemini CLI appends to the last user message (``"\n[System: ...]"``).
+_NUDGE = "\n[System: "
+#: Gemini CLI's IDE mode puts the editor's state before the prompt, in one message.
+_EDITOR = (
+    "Here is the user's editor context",
+    "Here is a summary of changes in the user's editor context",
+)
+_FENCE_OPEN, _FENCE_CLOSE = "```json", "\n```"
 
 
 def record_path(state_dir: str, session_id: str) -> str:
@@ -59,8 +75,8 @@ def read_record(path: str) -> dict[str, Any]:
     try:
         fh, _st = open_regular(path)
         with fh:
-            data = fastjson.loads(fh.read(8 * 1024 * 1024))
-    except (OSError, ValueError):
+            data = fastjson.loads(fh.read(2 * MAX_RECORD_BYTES))
+    except Exception:  # unreadable, cut short, not JSON: a record starts afresh
         return {"entries": []}
     if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
         return {"entries": []}
@@ -68,13 +84,20 @@ def read_record(path: str) -> dict[str, Any]:
 
 
 def write_record(path: str, record: dict[str, Any]) -> None:
-    """Write the record whole (a temporary file, then a rename)."""
+    """Write the record whole (a temporary file, then a rename), at most
+    :data:`MAX_ENTRIES` blocks and about :data:`MAX_RECORD_BYTES` (the oldest go first;
+    the newest always stays)."""
     record["entries"] = record["entries"][-MAX_ENTRIES:]
+    text = fastjson.dumps(record)
+    while len(text) > MAX_RECORD_BYTES and len(record["entries"]) > 1:
+        entries = record["entries"]
+        record["entries"] = entries[max(1, len(entries) // 4) :]
+        text = fastjson.dumps(record)
     folder = os.path.dirname(path)
     os.makedirs(folder, mode=0o700, exist_ok=True)
     tmp = f"{path}.{os.getpid()}.tmp"
     with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(fastjson.dumps(record))
+        fh.write(text)
     os.replace(tmp, path)
 
 
@@ -88,17 +111,28 @@ def loaded(record: dict[str, Any]) -> list[str]:
 
 
 def remember(
-    record: dict[str, Any], prompt: str, context: dict[str, Any], *, empty: bool = False
-) -> bool:
-    """Keep what this turn adds (``context``: the turn context as JSON); False when it
-    adds nothing, unless ``empty``: then an empty block still marks the prompt routed."""
+    record: dict[str, Any],
+    prompt: str,
+    context: dict[str, Any],
+    *,
+    empty: bool = False,
+    before: str | None = None,
+) -> dict[str, Any] | None:
+    """Keep what this turn adds (``context``: the turn context as JSON) and return its
+    block; None when it adds nothing, unless ``empty``: then an empty block still marks
+    the prompt routed. ``before``: the :func:`anchor` of the prompt's message."""
     text = str(context.get("text") or "")
     if not text and not empty:
-        return False
-    record["entries"].append(
-        {"prompt": prompt, "text": text, "skills": list(context.get("skills") or ())}
-    )
-    return True
+        return None
+    entry: dict[str, Any] = {
+        "prompt": prompt,
+        "text": text,
+        "skills": list(context.get("skills") or ()),
+    }
+    if before is not None:
+        entry["before"] = before
+    record["entries"].append(entry)
+    return entry
 
 
 def main_conversation(messages: list[Any]) -> bool:
@@ -113,60 +147,122 @@ def main_conversation(messages: list[Any]) -> bool:
     )
 
 
-def new_prompt(messages: list[Any], claimed: set[int]) -> tuple[int, str] | None:
+def contents(messages: list[Any]) -> list[str | None]:
+    """Each message's text as the client sent it (None where it is not a string): what
+    the matching reads, before any block is added."""
+    return [
+        m["content"] if isinstance(m, dict) and isinstance(m.get("content"), str) else None
+        for m in messages
+    ]
+
+
+def own_words(content: str) -> str:
+    """What the user wrote in a user message: the session context and the editor's
+    state Gemini CLI puts before it, and a retry nudge after it, left out; "" for a
+    message Gemini CLI wrote itself (:data:`_SYNTHETIC`)."""
+    text = content
+    if text.lstrip().startswith(SESSION_OPEN):
+        _head, close, text = text.partition(SESSION_CLOSE)
+        if not close:
+            return ""
+    if text.startswith(_EDITOR):
+        # JSON.stringify escapes newlines in strings: the first fence after it closes it.
+        _head, fence, rest = text.partition(_FENCE_OPEN)
+        _state, close, text = rest.partition(_FENCE_CLOSE)
+        if not (fence and close):
+            return ""
+    if text.startswith(_SYNTHETIC) or text.strip() == _CONTINUE:
+        return ""
+    cut = text.rfind(_NUDGE)
+    if cut >= 0 and text.endswith("]"):
+        text = text[:cut]
+    return text
+
+
+def anchor(texts: list[str | None], at: int) -> str:
+    """A fingerprint of the text before message ``at`` (length and CRC-32; "" at the
+    start): a prompt typed again later, or left after a compression, has another."""
+    for i in range(at - 1, -1, -1):
+        text = texts[i]
+        if text:
+            data = text.encode("utf-8", "surrogatepass")
+            return f"{len(data)}:{zlib.crc32(data):08x}"
+    return ""
+
+
+def new_prompt(
+    messages: list[Any], texts: list[str | None], claimed: set[int]
+) -> tuple[int, str] | None:
     """The last user message when no recorded block claims it: its index and the
-    prompt as the user wrote it (the session context before it left out); None when it
-    is claimed, or holds no words."""
+    prompt as the user wrote it (:func:`own_words`); None when it is claimed, holds no
+    words, or Gemini CLI wrote it."""
     for i in range(len(messages) - 1, -1, -1):
         message = messages[i]
         if isinstance(message, dict) and message.get("role") == "user":
-            content = message.get("content")
-            if i in claimed or not isinstance(content, str):
+            text = texts[i]
+            if i in claimed or text is None:
                 return None
-            if content.lstrip().startswith(SESSION_OPEN):
-                _head, close, prompt = content.partition(SESSION_CLOSE)
-                content = prompt if close else ""
-            return (i, content) if content.strip() else None
+            words = own_words(text)
+            return (i, words) if words.strip() else None
     return None
 
 
-def history(messages: list[Any], before: int, turns: int) -> list[dict[str, str]]:
+def history(
+    messages: list[Any], texts: list[str | None], before: int, turns: int
+) -> list[dict[str, str]]:
     """The last ``turns`` messages before message ``before``, as the router reads them
-    (``{"role", "content"}``, oldest first, the session context left out)."""
+    (``{"role", "content"}``, oldest first; the user's own words, no skill block)."""
     out: list[dict[str, str]] = []
     for i in range(min(before, len(messages)) - 1, -1, -1):
         if len(out) >= turns:
             break
-        message = messages[i]
-        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+        text = texts[i]
+        if text is None:
             continue
-        content: str = message["content"]
-        if content.lstrip().startswith(SESSION_OPEN):
-            content = content.partition(SESSION_CLOSE)[2]
-        if content.strip():
-            role = "user" if message.get("role") == "user" else "assistant"
-            out.append({"role": role, "content": well_formed(content.strip())})
+        user = messages[i].get("role") == "user"
+        words = (own_words(text) if user else text).strip()
+        if words:
+            role = "user" if user else "assistant"
+            out.append({"role": role, "content": well_formed(words)})
     out.reverse()
     return out
 
 
-def apply(record: dict[str, Any], messages: list[Any]) -> tuple[bool, bool, set[int]]:
-    """Append each recorded block to its user message in ``messages`` (in place); mark
-    the blocks whose message is gone. Whether the messages changed, whether the record
-    did, and the indices of the messages the blocks claim."""
+def apply(
+    record: dict[str, Any], messages: list[Any], texts: list[str | None] | None = None
+) -> tuple[bool, bool, set[int]]:
+    """Append each recorded block to its user message in ``messages`` (in place; found
+    in ``texts``, the messages' text before any block, :func:`contents`); mark the blocks
+    whose message is gone. Whether the messages changed, whether the record did, and
+    the indices of the messages the blocks claim."""
+    texts = contents(messages) if texts is None else texts
     changed = gone = False
     claimed: set[int] = set()
     users = [
         i
         for i, m in enumerate(messages)
-        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str)
+        if isinstance(m, dict) and m.get("role") == "user" and texts[i] is not None
     ]
+    words = [own_words(str(texts[i])) for i in users]
+    anchors: dict[int, str] = {}
     after = 0  # entries and messages are both in order: look on from the last match
     for entry in record["entries"]:
         if not isinstance(entry, dict) or entry.get("gone"):
             continue
         prompt, text = str(entry.get("prompt") or ""), str(entry.get("text") or "")
-        found = _find(messages, users, claimed, prompt, after)
+        before = entry.get("before")
+        found = None
+        for place in _from(after, len(users)):
+            i = users[place]
+            if i in claimed or not _holds(words[place], prompt):
+                continue
+            if isinstance(before, str):
+                if i not in anchors:
+                    anchors[i] = anchor(texts, i)
+                if anchors[i] != before:
+                    continue
+            found = place
+            break
         if found is None:
             entry["gone"] = gone = True
             continue
@@ -180,26 +276,10 @@ def apply(record: dict[str, Any], messages: list[Any]) -> tuple[bool, bool, set[
     return changed, gone, claimed
 
 
-def _find(
-    messages: list[Any], users: list[int], claimed: set[int], prompt: str, after: int = 0
-) -> int | None:
-    """The place in ``users`` of the first unclaimed user message, from ``users[after]``
-    on (then from the start), holding ``prompt`` as the user wrote it: the whole text,
-    or its end (Gemini CLI joins the session context and the first prompt into one
-    message), or followed by what a hook appended."""
-    for place in _from(after, len(users)):
-        i = users[place]
-        if i in claimed:
-            continue
-        content: str = messages[i]["content"]
-        if (
-            content == prompt
-            or content.endswith("</session_context>" + prompt)
-            or content.startswith((prompt + LEAD, prompt + "<hook_context>"))
-            or ("</session_context>" + prompt + LEAD) in content
-        ):
-            return place
-    return None
+def _holds(words: str, prompt: str) -> bool:
+    """Whether a user message's own words (:func:`own_words`) are ``prompt``: the
+    whole text, or followed by what a hook appended."""
+    return words == prompt or words.startswith((prompt + LEAD, prompt + "<hook_context>"))
 
 
 def _from(after: int, n: int) -> Iterator[int]:
