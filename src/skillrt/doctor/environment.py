@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,37 +151,39 @@ def hook_status(
     return out
 
 
-def _holds_our_hook(hooks: Any, events: tuple[str, ...], client: str) -> bool:
-    """Whether a settings file's ``hooks`` run ``skillrt hook <client>`` on one of
-    ``events``."""
+def _our_handlers(
+    hooks: Any, client: str, events: tuple[str, ...] | None = None
+) -> Iterator[dict[str, Any]]:
+    """skillrt's handlers (``skillrt hook <client>``) in a settings file's ``hooks``, on
+    ``events`` (None: on any event)."""
     from skillrt.install.targets import is_our_hook
 
     if not isinstance(hooks, dict):
-        return False
-    for event in events:
-        groups = hooks.get(event, [])
-        for group in groups if isinstance(groups, list) else []:
-            handlers = group.get("hooks", []) if isinstance(group, dict) else []
-            if isinstance(handlers, list) and any(is_our_hook(h, client) for h in handlers):
-                return True
-    return False
+        return
+    for event in hooks if events is None else events:
+        groups = hooks.get(event)
+        for group in groups if isinstance(groups, list) else ():
+            handlers = group.get("hooks") if isinstance(group, dict) else None
+            for handler in handlers if isinstance(handlers, list) else ():
+                if is_our_hook(handler, client):
+                    yield handler
+
+
+def _holds_our_hook(hooks: Any, events: tuple[str, ...], client: str) -> bool:
+    """Whether a settings file's ``hooks`` run ``skillrt hook <client>`` on one of
+    ``events``."""
+    return next(_our_handlers(hooks, client, events), None) is not None
 
 
 def _our_hook_names(settings: list[tuple[str, dict[str, Any]]], client: str) -> list[str]:
     """The ``name`` of each of skillrt's hook handlers in these settings (a name that an
     older install used and a new one dropped is not there to be disabled)."""
-    from skillrt.install.targets import is_our_hook
-
     names: list[str] = []
     for _scope, data in settings:
-        hooks = data.get("hooks")
-        for groups in hooks.values() if isinstance(hooks, dict) else ():
-            for group in groups if isinstance(groups, list) else ():
-                handlers = group.get("hooks") if isinstance(group, dict) else None
-                for h in handlers if isinstance(handlers, list) else ():
-                    name = h.get("name") if is_our_hook(h, client) else None
-                    if isinstance(name, str) and name not in names:
-                        names.append(name)
+        for handler in _our_handlers(data.get("hooks"), client):
+            name = handler.get("name")
+            if isinstance(name, str) and name not in names:
+                names.append(name)
     return names
 
 
