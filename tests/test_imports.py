@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
         "fileopen",
         "hook_budget",
         "interrupts",
+        "locks",
         "runner_settings",
         "score_terms",
         "statedir",

@@ -106,6 +106,10 @@ class SkillRuntime:
         #: Told ``(what, done, total)`` while the router index reads new or changed skills
         #: and embeds their texts (the CLI draws a progress bar on a terminal).
         self.build_progress: Callable[[str, int, int], None] | None = None
+        #: Build the router's index without the sections the cache lacks, embedding
+        #: each request's pool of them as it is routed (a one-off command's first route
+        #: over a new catalogue; see :class:`~skillrt.routing.index.RouterIndex`).
+        self.defer_sections = False
         self._invocation: InvocationResolver | None = None
         #: ``(hidden, used)``: catalogue lines named like a skill found before them
         #: (set by :meth:`routable_skills`).
@@ -555,6 +559,7 @@ class SkillRuntime:
                 env=self.env,
                 routing_for=routing_for,
                 progress=self.build_progress,
+                defer_sections=self.defer_sections,
                 on_route=(self.routing,),  # each route's T1 event
             )
             self._router = router

@@ -59,7 +59,7 @@ def register(
 
 def cmd_doctor(ctx: CliContext) -> int:
     from skillrt.cli.output import ProgressBar
-    from skillrt.cli.routing_cmds import _routing_config, catalogue_only
+    from skillrt.cli.routing_cmds import catalogue_only, routing_config
     from skillrt.errors import UsageError
 
     args = ctx.args
@@ -72,7 +72,7 @@ def cmd_doctor(ctx: CliContext) -> int:
     html_path = Path(args.html) if args.html else None
     if html_path is not None and html_path.is_dir():
         raise UsageError(f"--html {args.html} is a folder; give a file", path=args.html)
-    config = _routing_config(ctx)
+    config = routing_config(ctx)
     if args.catalog and not getattr(args, "root", None):
         config = catalogue_only(config)
     runtime = ctx.open_runtime(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from skillrt.eval.harness import EvalReport
     from skillrt.routing.plan import RouteResult
     from skillrt.routing.why_not import WhyNot
+    from skillrt.runtime import SkillRuntime
 
 BACKENDS = ("auto", "onnx-minilm", "hashing", "sentence-transformers", "none")
 
@@ -48,6 +50,13 @@ def register(
     p.add_argument("--backend", choices=BACKENDS, help="embedding backend (default: config)")
     p.add_argument(
         "--no-cold-start", action="store_true", help="no cold-start damping for this route"
+    )
+    p.add_argument(
+        "--no-defer",
+        action="store_true",
+        help="over a catalogue new to the cache, embed every section before answering "
+        "(default: the descriptions and this request's candidates' sections, the rest "
+        "in the background by 'skillrt index --background')",
     )
     add_daemon_options(p)
     p.set_defaults(handler=cmd_route)
@@ -113,7 +122,8 @@ def catalogue_only(config: Any) -> Any:
     return config.replace_section(discovery=discovery)
 
 
-def _routing_config(ctx: CliContext, **changes: Any) -> Any:
+def routing_config(ctx: CliContext, **changes: Any) -> Any:
+    """The config with ``--backend`` and ``changes`` applied to its routing section."""
     import dataclasses
 
     config = ctx.config()
@@ -157,11 +167,13 @@ def cmd_route(ctx: CliContext) -> int:
     if args.no_cold_start:
         changes["cold_start"] = False
     runtime = ctx.open_runtime(
-        config=_routing_config(ctx, **changes),
+        config=routing_config(ctx, **changes),
         catalogs=args.catalog,
         catalog_base=args.base,
         env=dict(os.environ),
     )
+    # One route: it need not wait for every section of a catalogue new to the cache.
+    runtime.defer_sections = not args.no_defer
     result = runtime.route(
         args.query,
         history=history,
@@ -171,14 +183,55 @@ def cmd_route(ctx: CliContext) -> int:
         surface="cli",
     )
     ctx.emit(result, lambda: render_route(result, explain=args.explain))
+    pending = runtime.router.index.pending_sections
+    if pending:
+        pid = finish_in_background(ctx, runtime)
+        building = f"'skillrt index' (pid {pid}) embeds" if pid else "another build embeds"
+        sys.stderr.write(
+            f"skillrt: answered before the sections of {len(pending):,} skills were embedded "
+            f"(this request's likely skills have theirs); {building} them in the background\n"
+        )
     return 0
+
+
+def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> int | None:
+    """After a route from a deferred index: start ``skillrt index --background`` with this
+    command's roots, config, state and catalogues, unless a build already runs (or the
+    cache is memory-only); its pid, or None."""
+    from skillrt.hooks.autostart import start_detached
+    from skillrt.routing.index_build import LOG_NAME, index_folder, is_building
+
+    folder = index_folder(runtime.store.local)
+    if folder is None or is_building(folder):
+        return None
+    args = ctx.args
+    argv = [sys.executable, "-m", "skillrt"]
+    for root in getattr(args, "root", None) or ():
+        argv += ["--root", root]
+    for flag in ("config", "state"):
+        value = getattr(args, flag, None)
+        if value:
+            argv += [f"--{flag}", value]
+    if getattr(args, "no_client_roots", False):
+        argv.append("--no-client-roots")
+    argv += ["index", "--background"]
+    for catalog in args.catalog:
+        argv += ["--catalog", catalog]
+    if args.base:
+        argv += ["--base", args.base]
+    if args.backend:
+        argv += ["--backend", args.backend]
+    return start_detached(
+        argv, cwd=os.getcwd(), log_path=str(folder / LOG_NAME), environ=os.environ,
+        by="skillrt route",
+    )  # fmt: skip
 
 
 def _why_not(ctx: CliContext) -> int:
     args = ctx.args
     changes: dict[str, Any] = {"cold_start": False} if args.no_cold_start else {}
     runtime = ctx.open_runtime(
-        config=_routing_config(ctx, **changes),
+        config=routing_config(ctx, **changes),
         catalogs=args.catalog,
         catalog_base=args.base,
         env=dict(os.environ),
@@ -298,7 +351,7 @@ def cmd_eval(ctx: CliContext) -> int:
     if not args.catalog and not roots:
         raise UsageError("eval needs --catalog FILE, --root DIR, or both")
     # Only the catalogue and the given roots are routed over.
-    config = catalogue_only(_routing_config(ctx, **changes))
+    config = catalogue_only(routing_config(ctx, **changes))
     state = getattr(args, "state", None)
     store = open_store(config) if state else open_location(MEMORY)
     runtime = ctx.open_runtime(

@@ -35,20 +35,9 @@ LOCK_NAME = "skillrt.daemon.lock"  # skillrt.daemon.protocol.LOCK_NAME
 
 def daemon_running(state_dir: str) -> bool:
     """Whether a process holds the state folder's daemon lock (serving or starting)."""
-    import fcntl
+    from skillrt.locks import lock_held
 
-    path = os.path.join(state_dir, LOCK_NAME)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError:
-        return False  # no lock file: no daemon ever started here
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return True
-    finally:
-        os.close(fd)  # closing drops our shared lock, if we took it
-    return False
+    return lock_held(os.path.join(state_dir, LOCK_NAME))
 
 
 def serve_command(
@@ -81,26 +70,33 @@ def serve_command(
 def start_daemon(argv: list[str], *, cwd: str, state_dir: str, environ: Any) -> int:
     """Start ``argv`` detached, its output appended to ``<state_dir>/daemon.log``; the
     new process's pid (it is not waited for)."""
+    env = dict(environ)
+    env.pop("SKILLRT_SOCKET", None)  # the daemon serves its state folder's socket
+    log_path = os.path.join(state_dir, LOG_NAME)
+    return start_detached(argv, cwd=cwd, log_path=log_path, environ=env, by="the prompt hook")
+
+
+def start_detached(argv: list[str], *, cwd: str, log_path: str, environ: Any, by: str) -> int:
+    """Start ``argv`` in a session of its own, stdin from ``/dev/null`` and its output
+    appended to ``log_path`` (cut past :data:`MAX_LOG_BYTES`); the new process's pid
+    (it is not waited for)."""
     import subprocess
     import time
 
-    os.makedirs(state_dir, exist_ok=True)
-    log_path = os.path.join(state_dir, LOG_NAME)
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
     try:
         if os.path.getsize(log_path) > MAX_LOG_BYTES:
             os.replace(log_path, log_path + ".1")
     except OSError:
         pass
-    env = dict(environ)
-    env.pop("SKILLRT_SOCKET", None)  # the daemon serves its state folder's socket
     with open(log_path, "ab") as log:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        log.write(f"{stamp} started by the prompt hook (pid {os.getpid()})\n".encode())
+        log.write(f"{stamp} started by {by} (pid {os.getpid()}): {argv[3:]}\n".encode())
         log.flush()
         proc = subprocess.Popen(
             argv,
             cwd=cwd,
-            env=env,
+            env=environ,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -7,7 +7,8 @@ construction: a changed catalogue gets a new index.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import copy
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from skillrt.routing.directives import name_key, variant_key
@@ -26,7 +27,12 @@ if TYPE_CHECKING:
     from skillrt.routing.tokens import TokenIndex
     from skillrt.routing.vector_cache import VectorCache
 
-__all__ = ["FIELD_WEIGHTS", "RouterIndex"]
+__all__ = ["DEFER_MIN_TEXTS", "FIELD_WEIGHTS", "RouterIndex"]
+
+#: Deferred builds (``defer_sections``) embed sections up front when fewer than this
+#: many section texts are missing from the cache: a pool's sections cost about as
+#: much as that, so deferring below it saves nothing.
+DEFER_MIN_TEXTS = 300
 
 #: BM25F weight of each lexical field (name words, description, examples and triggers,
 #: body sections): the description stays the strongest field a skill has in common with
@@ -35,7 +41,14 @@ FIELD_WEIGHTS = (2.0, 1.0, 1.0, 0.5)
 
 
 class RouterIndex:
-    """Everything the router looks up, for one fixed list of skills."""
+    """Everything the router looks up, for one fixed list of skills.
+
+    A deferred build (``defer_sections``) leaves out the section vectors of the skills
+    the cache lacks them for (:attr:`pending_sections`): their section evidence is
+    their description's until :meth:`with_sections` embeds them, which the router does
+    for each request's candidate pool. A first command over a new catalogue then
+    embeds the descriptions and a dozen skills' sections instead of every section.
+    """
 
     def __init__(
         self,
@@ -48,6 +61,7 @@ class RouterIndex:
         token_match_max_texts: int = 0,
         fields: Sequence[SkillFields] | None = None,
         snapshot: Snapshot | None = None,
+        defer_sections: bool = False,
     ) -> None:
         from skillrt.routing.vector_cache import VectorCache
 
@@ -110,21 +124,17 @@ class RouterIndex:
         self.backend = query_backend if query_backend is not None else backend
         self.cache = cache if cache is not None else VectorCache(None)
         self.semantic: SemanticIndex | None = None
+        #: Rows whose section vectors are not embedded yet (a deferred build).
+        self.pending_sections: frozenset[int] = frozenset()
         #: Token states for token matching (None: off, unsupported or over the limit).
         self.tokens: TokenIndex | None = None
         if backend is not None and self.skills:
-            from skillrt.routing.semantic import SemanticIndex
-
-            self.semantic = (
-                snapshot.semantic
-                if snapshot is not None
-                else SemanticIndex(
-                    self.skills,
-                    backend,
-                    self.cache,
-                    sections=[[s.embed_text for s in f.sections] for f in self.fields],
-                )
-            )
+            if snapshot is not None:
+                self.semantic = snapshot.semantic
+            else:
+                if defer_sections:
+                    self.pending_sections = self._uncached_sections(backend)
+                self.semantic = self._semantic(backend, self.pending_sections)
             if token_match_max_texts > 0:
                 from skillrt.routing.tokens import TokenCache, TokenIndex
 
@@ -137,6 +147,45 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return len(self.skills)
+
+    def with_sections(self, rows: Iterable[int]) -> RouterIndex:
+        """This index with the section vectors of ``rows`` embedded (those still
+        pending); ``self`` when none of them is."""
+        fill = self.pending_sections.intersection(rows)
+        if not fill or self.semantic is None:
+            return self
+        view = copy.copy(self)
+        view.pending_sections = self.pending_sections - fill
+        view.semantic = self._semantic(self.semantic.backend, view.pending_sections)
+        return view
+
+    def _section_texts(self) -> list[list[str]]:
+        return [[s.embed_text for s in f.sections] for f in self.fields]
+
+    def _semantic(self, backend: EmbeddingBackend, without: frozenset[int]) -> SemanticIndex:
+        """The semantic index, leaving out the sections of the rows ``without``."""
+        from skillrt.routing.semantic import SemanticIndex
+
+        texts = self._section_texts()
+        return SemanticIndex(
+            self.skills,
+            backend,
+            self.cache,
+            sections=[() if i in without else group for i, group in enumerate(texts)],
+        )
+
+    def _uncached_sections(self, backend: EmbeddingBackend) -> frozenset[int]:
+        """The rows with a section the cache lacks, when they are worth deferring."""
+        from skillrt.routing.vector_cache import text_hash
+
+        texts = self._section_texts()
+        items = [(text_hash(t), t) for group in texts for t in group]
+        missing = self.cache.missing(backend, items) if items else set()
+        if len(missing) < DEFER_MIN_TEXTS:
+            return frozenset()
+        return frozenset(
+            i for i, group in enumerate(texts) if any(text_hash(t) in missing for t in group)
+        )
 
     def resolve_key(self, key: str) -> str | None:
         return self.name_keys.get(key)

@@ -117,9 +117,13 @@ class Router:
         self._models: dict[int, ScoreModel] = {}
         self._backend_name = index.backend.name if index.backend is not None else None
         weights = self.config.reader_weights
-        if reader is None and weights is not None and index.semantic is not None:
+        #: Whether :attr:`reader` is the config's, built on :attr:`index` (rebuilt when
+        #: a deferred index gains sections).
+        self._own_reader = reader is None and weights is not None and index.semantic is not None
+        if self._own_reader:
             from skillrt.routing.reader import ReaderModel, ReaderReranker
 
+            assert weights is not None
             reader = ReaderReranker(index, self._model(self.config), ReaderModel.load(weights))
         self.reader = reader
         self.on_route = tuple(on_route)
@@ -138,6 +142,7 @@ class Router:
         query_backend: EmbeddingBackend | None = None,
         is_enabled: Callable[[Skill], bool] | None = None,
         progress: BuildProgress | None = None,
+        defer_sections: bool = False,
         **kwargs: Any,
     ) -> Router:
         """Index ``skills`` and build a router. ``backend="config"`` follows
@@ -150,7 +155,10 @@ class Router:
         a shared store's runtime gives this machine's, ``store.local``; with no
         ``store``, a router reads no stats); ``progress(what, done, total)`` follows the
         work on skills that are new or changed (reading and splitting them, embedding
-        their texts). The other keywords are :class:`Router`'s.
+        their texts). ``defer_sections``: a catalogue whose sections are mostly not in
+        the cache gets an index without them (see :class:`RouterIndex`), which each
+        route fills for its candidate pool; such an index is not saved. The other
+        keywords are :class:`Router`'s.
         """
         from skillrt.routing.fields import fields_key, load_fields
         from skillrt.routing.vector_cache import VectorCache
@@ -180,8 +188,11 @@ class Router:
             token_match_max_texts=config.token_match_max_texts,
             fields=fields,
             snapshot=snapshot,
+            defer_sections=defer_sections,
         )
-        if snapshot is None and snapshot_at is not None and index.semantic is not None:
+        saves = snapshot is None and snapshot_at is not None and not index.pending_sections
+        if saves and index.semantic is not None:
+            assert snapshot_at is not None
             from skillrt.routing.snapshot import save_snapshot
 
             save_snapshot(*snapshot_at, index.lexical, index.semantic, index.fields)
@@ -208,6 +219,66 @@ class Router:
         ``record`` is passed to the observers (:class:`RouteSeen`): False when the
         caller records the route itself.
         """
+        if self.index.pending_sections:
+            self._fill_sections(query, history, top_k, candidates, query_vector)
+        result = self._decide(
+            query,
+            history=history,
+            top_k=top_k,
+            candidates=candidates,
+            explain=explain,
+            surface=surface,
+            query_vector=query_vector,
+        )
+        if self.on_route:
+            seen = RouteSeen(
+                surface=surface or self.surface, model_id=self.index.model_id, record=record
+            )
+            events = tuple(e for observe in self.on_route for e in observe(result, seen))
+            if events:
+                result = replace(result, events=events)
+        return result
+
+    # -- internals -------------------------------------------------------------------
+    def _fill_sections(
+        self,
+        query: str,
+        history: HistoryInput | None,
+        top_k: int | None,
+        candidates: Sequence[str] | None,
+        query_vector: Any,
+    ) -> None:
+        """Embed the pending sections of the skills this request may go to: the pool
+        of a first decision without them (a skill's section evidence only adds to its
+        description's, so the skills outside that pool do not need theirs to lose)."""
+        first = self._decide(
+            query, history=history, top_k=top_k, candidates=candidates, query_vector=query_vector
+        )
+        index = self.index
+        rows = [index.position[c.name] for c in first.candidates if c.name in index.position]
+        filled = index.with_sections(rows)
+        if filled is index:
+            return
+        with self._lock:
+            self.index = filled
+            if self._own_reader and self.reader is not None:
+                from skillrt.routing.reader import ReaderReranker
+
+                assert isinstance(self.reader, ReaderReranker)
+                self.reader = ReaderReranker(filled, self.reader.model, self.reader.weights)
+
+    def _decide(
+        self,
+        query: str,
+        *,
+        history: HistoryInput | None = None,
+        top_k: int | None = None,
+        candidates: Sequence[str] | None = None,
+        explain: bool = False,
+        surface: str | None = None,
+        query_vector: Any = None,
+    ) -> RouteResult:
+        """One route's result, before the observers are told of it."""
         started = time.perf_counter()
         route_id = uuid.uuid4().hex
         config_id, cfg = ("default", self.config)
@@ -323,14 +394,8 @@ class Router:
             config_id=config_id,
             pointers=decision.outcome.pointers,
         )
-        if self.on_route:
-            seen = RouteSeen(surface=surface, model_id=index.model_id, record=record)
-            events = tuple(e for observe in self.on_route for e in observe(result, seen))
-            if events:
-                result = replace(result, events=events)
         return result
 
-    # -- internals -------------------------------------------------------------------
     def _model(self, cfg: RoutingConfig) -> ScoreModel:
         key = id(cfg)
         model = self._models.get(key)

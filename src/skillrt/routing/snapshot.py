@@ -64,8 +64,13 @@ def snapshot_key(
     return digest.hexdigest()
 
 
+def snapshot_folder(store_path: Path) -> Path:
+    """Where the indexes over the cache at ``store_path`` are saved."""
+    return store_path.parent / _FOLDER
+
+
 def snapshot_path(store_path: Path, key: str) -> Path:
-    return store_path.parent / _FOLDER / f"{key[:32]}.npz"
+    return snapshot_folder(store_path) / f"{key[:32]}.npz"
 
 
 def save_snapshot(

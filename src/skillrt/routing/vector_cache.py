@@ -104,11 +104,23 @@ class VectorCache:
         rest (a later :meth:`lookup` reads those). Returns how many were embedded."""
         key = backend.model_id + self.suffix
         memory = self._memory.setdefault(key, {})
+        return self._embed_new(backend, key, memory, self._wanted(backend, items))
+
+    def missing(self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]) -> set[str]:
+        """The hashes of ``items`` neither memory nor the store holds (what a
+        :meth:`lookup` would embed), without loading or embedding anything."""
+        return set(self._wanted(backend, items))
+
+    def _wanted(
+        self, backend: EmbeddingBackend, items: Sequence[tuple[str, str]]
+    ) -> dict[str, str]:
+        key = backend.model_id + self.suffix
+        memory = self._memory.get(key, {})
         wanted = {h: text for h, text in items if h not in memory}
         if wanted and self.store is not None:
             present = self._present(key, backend.dim, list(wanted))
             wanted = {h: t for h, t in wanted.items() if h not in present}
-        return self._embed_new(backend, key, memory, wanted)
+        return wanted
 
     def _embed_new(
         self,

@@ -1,0 +1,98 @@
+"""``skillrt index`` and a first ``route`` that finishes its index in the background."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from skillrt.cli.app import main
+from skillrt.routing import index as index_module
+from skillrt.routing.index_build import build_lock, is_building
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
+QUERY = "please write a commit message for my staged changes"
+#: Bound on the background build of the example skills (hashing vectors: ~1 s).
+BUILD_TIMEOUT_S = 120.0
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    project, home = tmp_path / "project", tmp_path / "home"
+    project.mkdir()
+    home.mkdir()
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SKILLRT_DEBUG", raising=False)
+    return project
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, json.loads(out), err
+
+
+def _saved(folder: Path) -> bool:
+    """Whether a whole index is saved in ``folder`` and no build holds its lock."""
+    deadline = time.monotonic() + BUILD_TIMEOUT_S
+    while not list(folder.glob("*.npz")) or is_building(folder):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+ROUTE = ("route", QUERY, "--root", str(EXAMPLES), "--backend", "hashing", "--json", "--no-daemon")
+
+
+def test_a_first_route_answers_then_a_background_build_saves_the_whole_index(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "DEFER_MIN_TEXTS", 1)  # the examples are few
+    state = project / "state"
+    code, first, err = run(capsys, *ROUTE, "--state", str(state))
+    assert code == 0 and first["plan"]["skills"]
+    assert "embeds them in the background" in err
+    folder = state / "router-index"
+    assert _saved(folder), (folder / "build.log").read_text()
+    log = (folder / "build.log").read_text()
+    assert "started by skillrt route" in log and "skillrt index:" in log
+    code, second, err = run(capsys, *ROUTE, "--state", str(state))
+    assert code == 0 and "background" not in err
+    # The same skills (scores move a little: the first route is now in the stats).
+    assert [s["name"] for s in second["plan"]["skills"]] == [
+        s["name"] for s in first["plan"]["skills"]
+    ]
+
+
+def test_no_defer_builds_the_whole_index_before_answering(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "DEFER_MIN_TEXTS", 1)
+    state = project / "state"
+    code, _, err = run(capsys, *ROUTE, "--state", str(state), "--no-defer")
+    assert code == 0 and "background" not in err
+    folder = state / "router-index"
+    assert list(folder.glob("*.npz")) and not (folder / "build.log").exists()
+
+
+def test_index_builds_and_saves_and_gives_way_to_a_build_under_way(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = project / "state"
+    args = ("index", "--root", str(EXAMPLES), "--backend", "hashing", "--state", str(state))
+    with build_lock(state / "router-index") as held:
+        assert held
+        code, data, _ = run(capsys, *args, "--json")
+    assert code == 0 and data["built"] is False and "another process" in data["reason"]
+    assert not list((state / "router-index").glob("*.npz"))
+    code, data, _ = run(capsys, *args, "--json")
+    assert code == 0 and data["built"] is True
+    _, listed, _ = run(capsys, "list", "--root", str(EXAMPLES), "--json")
+    assert data["skills"] == len(listed["skills"])
+    assert data["embedded"] > 0
+    assert len(list((state / "router-index").glob("*.npz"))) == 1
