@@ -96,3 +96,23 @@ def test_index_builds_and_saves_and_gives_way_to_a_build_under_way(
     assert data["skills"] == len(listed["skills"])
     assert data["embedded"] > 0
     assert len(list((state / "router-index").glob("*.npz"))) == 1
+
+
+def test_a_route_starts_no_second_build_and_survives_a_build_that_cannot_start(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "DEFER_MIN_TEXTS", 1)
+    state = project / "state"
+    with build_lock(state / "router-index"):
+        code, data, err = run(capsys, *ROUTE, "--state", str(state))
+    assert code == 0 and data["plan"]["skills"]
+    assert "another 'skillrt index' is embedding them" in err
+    assert not (state / "router-index" / "build.log").exists()  # nothing was started
+
+    def refuse(*_args: object, **_kwargs: object) -> int:
+        raise PermissionError(13, "Permission denied", str(state / "router-index"))
+
+    monkeypatch.setattr("skillrt.hooks.autostart.start_detached", refuse)
+    code, data, err = run(capsys, *ROUTE, "--state", str(state))
+    assert code == 0 and data["plan"]["skills"]  # the answer stands, one JSON document
+    assert "could not start" in err and "Permission denied" in err

@@ -185,25 +185,26 @@ def cmd_route(ctx: CliContext) -> int:
     ctx.emit(result, lambda: render_route(result, explain=args.explain))
     pending = runtime.router.index.pending_sections
     if pending:
-        pid = finish_in_background(ctx, runtime)
-        building = f"'skillrt index' (pid {pid}) embeds" if pid else "another build embeds"
+        later = finish_in_background(ctx, runtime)
         sys.stderr.write(
             f"skillrt: answered before the sections of {len(pending):,} skills were embedded "
-            f"(this request's likely skills have theirs); {building} them in the background\n"
+            f"(this request's likely skills have theirs); {later}\n"
         )
     return 0
 
 
-def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> int | None:
+def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> str:
     """After a route from a deferred index: start ``skillrt index --background`` with this
     command's roots, config, state and catalogues, unless a build already runs (or the
-    cache is memory-only); its pid, or None."""
+    cache is memory-only); what happens to the other sections, in words."""
     from skillrt.hooks.autostart import start_detached
     from skillrt.routing.index_build import LOG_NAME, index_folder, is_building
 
     folder = index_folder(runtime.store.local)
-    if folder is None or is_building(folder):
-        return None
+    if folder is None:
+        return "the cache is in memory, so the next command embeds them again"
+    if is_building(folder):
+        return "another 'skillrt index' is embedding them in the background"
     args = ctx.args
     argv = [sys.executable, "-m", "skillrt"]
     for root in getattr(args, "root", None) or ():
@@ -221,10 +222,14 @@ def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> int | None:
         argv += ["--base", args.base]
     if args.backend:
         argv += ["--backend", args.backend]
-    return start_detached(
-        argv, cwd=os.getcwd(), log_path=str(folder / LOG_NAME), environ=os.environ,
-        by="skillrt route",
-    )  # fmt: skip
+    log = folder / LOG_NAME
+    try:
+        pid = start_detached(
+            argv, cwd=os.getcwd(), log_path=str(log), environ=os.environ, by="skillrt route"
+        )
+    except OSError as exc:  # an unwritable cache folder: the answer stands
+        return f"the background build could not start ({exc}); 'skillrt index' builds them"
+    return f"'skillrt index' (pid {pid}) embeds them in the background (log: {log})"
 
 
 def _why_not(ctx: CliContext) -> int:
