@@ -210,7 +210,7 @@ class VectorCache:
         try:
             rows = self.store.embedding_cache.dims(key, hashes)
         except StoreError as exc:
-            _warn(f"cannot read cached {self.what} ({exc}); embedding them again", stacklevel=3)
+            _warn(f"cannot read cached {self.what} ({exc}); embedding them again", stacklevel=4)
             return set()
         return {h for h, row_dim in rows if row_dim == dim}
 
