@@ -95,7 +95,46 @@ def test_index_builds_and_saves_and_gives_way_to_a_build_under_way(
     _, listed, _ = run(capsys, "list", "--root", str(EXAMPLES), "--json")
     assert data["skills"] == len(listed["skills"])
     assert data["embedded"] > 0
-    assert len(list((state / "router-index").glob("*.npz"))) == 1
+    saved = list((state / "router-index").glob("*.npz"))
+    assert len(saved) == 1 and data["saved"] == str(saved[0])
+    # A lexical index saves nothing, and says so.
+    code, data, _ = run(capsys, *args[:-4], "--backend", "none", *args[-2:], "--json")
+    assert code == 0 and data["built"] is True and data["saved"] is None
+
+
+def test_the_background_build_gets_the_routes_inputs_and_logs_no_password(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(index_module, "DEFER_MIN_TEXTS", 1)
+    started: list[list[str]] = []
+
+    def record(argv: list[str], **_kwargs: object) -> int:
+        started.append(argv)
+        return 4242
+
+    monkeypatch.setattr("skillrt.hooks.autostart.start_detached", record)
+    # A folder whose name starts with "-" stays one value on the child's command line.
+    odd = project / "-skills"
+    odd.symlink_to(EXAMPLES)
+    code, _, err = run(capsys, "route", QUERY, "--root=-skills", "--backend", "hashing",
+                       "--state", str(project / "state"), "--json", "--no-daemon")  # fmt: skip
+    assert code == 0 and "pid 4242" in err
+    (argv,) = started
+    assert argv[3:] == ["--root=-skills", f"--state={project / 'state'}", "index",
+                        "--background", "--backend=hashing"]  # fmt: skip
+
+
+def test_the_build_log_never_holds_the_arguments(tmp_path: Path) -> None:
+    import sys
+
+    from skillrt.hooks.autostart import start_detached
+
+    log = tmp_path / "router-index" / "build.log"
+    secret = "postgresql://me:hunter2@db/skills"
+    pid = start_detached([sys.executable, "-c", "pass", "--state", secret], cwd=str(tmp_path),
+                         log_path=str(log), environ={}, by="a test")  # fmt: skip
+    assert pid > 0
+    assert "hunter2" not in log.read_text() and "started by a test" in log.read_text()
 
 
 def test_a_route_starts_no_second_build_and_survives_a_build_that_cannot_start(

@@ -161,3 +161,21 @@ def test_one_build_at_a_time_and_the_lock_is_never_waited_on(tmp_path: Path) -> 
         with build_lock(folder) as second:
             assert not second
     assert not is_building(folder)
+
+
+@pytest.mark.usefixtures("defer_always")
+def test_routes_on_several_threads_keep_each_others_sections(
+    skills: list[Skill], tmp_path: Path
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    whole = _router(skills, open_location(tmp_path / "a" / "state.db"), defer=False)
+    deferred = _router(skills, open_location(tmp_path / "b" / "state.db"), defer=True)
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(lambda q: _answer(deferred, q), QUERIES))
+    assert answers == [_answer(whole, q) for q in QUERIES]
+    # Every request's winner has its sections in the index the router ends with.
+    names = deferred.index.names
+    for q in QUERIES:
+        winner = whole.route(q).plan.names[0]
+        assert names.index(winner) not in deferred.index.pending_sections

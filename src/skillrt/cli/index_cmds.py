@@ -38,8 +38,9 @@ def register(
     p.add_argument(
         "--background",
         action="store_true",
-        help="at low priority, and only if no other build holds this cache's index lock "
-        "(else exit 0 at once)",
+        help="at low priority, its output for a log (what 'route' starts); with or "
+        "without it, a build that finds another one holding this cache's index lock "
+        "exits 0 at once, reporting built: false",
     )
     p.set_defaults(handler=cmd_index)
 
@@ -81,10 +82,12 @@ def _built(ctx: CliContext, runtime: SkillRuntime, started: float, folder: Path 
         "embedded": cache.misses,
         "seconds": seconds,
         "folder": str(folder) if folder is not None else None,
+        "saved": str(router.saved_at) if router.saved_at is not None else None,
     }
+    where = f"saved in {router.saved_at}" if router.saved_at else "not saved (nothing to save)"
     ctx.emit(
         data,
         f"skillrt index: {len(router.index):,} skills, {cache.misses:,} texts embedded, "
-        f"{seconds:.1f} s",
+        f"{seconds:.1f} s; {where}",
     )
     return 0

@@ -207,21 +207,19 @@ def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> str:
         return "another 'skillrt index' is embedding them in the background"
     args = ctx.args
     argv = [sys.executable, "-m", "skillrt"]
-    for root in getattr(args, "root", None) or ():
-        argv += ["--root", root]
+    # "--flag=value": a value that starts with "-" stays a value.
+    argv += [f"--root={root}" for root in getattr(args, "root", None) or ()]
     for flag in ("config", "state"):
         value = getattr(args, flag, None)
         if value:
-            argv += [f"--{flag}", value]
+            argv.append(f"--{flag}={value}")
     if getattr(args, "no_client_roots", False):
         argv.append("--no-client-roots")
-    argv += ["index", "--background"]
-    for catalog in args.catalog:
-        argv += ["--catalog", catalog]
+    argv += ["index", "--background", *(f"--catalog={c}" for c in args.catalog)]
     if args.base:
-        argv += ["--base", args.base]
+        argv.append(f"--base={args.base}")
     if args.backend:
-        argv += ["--backend", args.backend]
+        argv.append(f"--backend={args.backend}")
     log = folder / LOG_NAME
     try:
         pid = start_detached(

@@ -91,7 +91,8 @@ def start_detached(argv: list[str], *, cwd: str, log_path: str, environ: Any, by
         pass
     with open(log_path, "ab") as log:
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
-        log.write(f"{stamp} started by {by} (pid {os.getpid()}): {argv[3:]}\n".encode())
+        # Not the arguments: a --state URL may carry a password.
+        log.write(f"{stamp} started by {by} (pid {os.getpid()})\n".encode())
         log.flush()
         proc = subprocess.Popen(
             argv,

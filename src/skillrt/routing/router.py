@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from skillrt.config import RoutingConfig
 from skillrt.routing.calibration import ScoreModel, model_for
@@ -68,6 +68,28 @@ def request_spans(query: str) -> tuple[tuple[int, int], ...]:
     query = query[:MAX_QUERY_CHARS]
     spans = clause_spans(query) if len(query) < MAX_CLAUSE_QUERY_CHARS else []
     return tuple(spans) if len(spans) > 1 else ()
+
+
+class _Setup(NamedTuple):
+    """What one route decides with, however many decisions it takes: its clock, id and
+    config (gray release draws it once), and the index and reader it reads."""
+
+    started: float
+    route_id: str
+    config_id: str
+    cfg: RoutingConfig
+    view: RouterIndex
+    reader: Reranker | None
+
+
+class _Asked(NamedTuple):
+    """The request, as :meth:`Router.route` was given it."""
+
+    query: str
+    history: HistoryInput | None
+    top_k: int | None
+    candidates: Sequence[str] | None
+    query_vector: Any
 
 
 class Router:
@@ -129,6 +151,10 @@ class Router:
         self.on_route = tuple(on_route)
         self._qcache: OrderedDict[str, QueryEncoding] = OrderedDict()
         self._lock = threading.Lock()
+        #: Where this router's whole index is saved (:meth:`from_skills`; None: nowhere).
+        self.saved_at: Path | None = None
+        #: Held while a deferred index gains a request's sections (one fill at a time).
+        self._fill_lock = threading.Lock()
 
     @classmethod
     def from_skills(
@@ -196,7 +222,10 @@ class Router:
             from skillrt.routing.snapshot import save_snapshot
 
             save_snapshot(*snapshot_at, index.lexical, index.semantic, index.fields)
-        return cls(index, config, store=store, **kwargs)
+        router = cls(index, config, store=store, **kwargs)
+        if snapshot_at is not None and not index.pending_sections and snapshot_at[0].exists():
+            router.saved_at = snapshot_at[0]
+        return router
 
     # -- public ----------------------------------------------------------------------
     def route(
@@ -219,20 +248,19 @@ class Router:
         ``record`` is passed to the observers (:class:`RouteSeen`): False when the
         caller records the route itself.
         """
-        if self.index.pending_sections:
-            self._fill_sections(query, history, top_k, candidates, query_vector)
-        result = self._decide(
-            query,
-            history=history,
-            top_k=top_k,
-            candidates=candidates,
-            explain=explain,
-            surface=surface,
-            query_vector=query_vector,
-        )
+        # One id, config and clock for the route, however many decisions it takes.
+        route_id = uuid.uuid4().hex
+        config_id, cfg = ("default", self.config)
+        if self.routing_for is not None:
+            config_id, cfg = self.routing_for(route_id)
+        setup = _Setup(time.perf_counter(), route_id, config_id, cfg, self.index, self.reader)
+        asked = _Asked(query, history, top_k, candidates, query_vector)
+        if setup.view.pending_sections:
+            setup = self._fill_sections(setup, asked)
+        result = self._decide(setup, asked, explain=explain, surface=surface)
         if self.on_route:
             seen = RouteSeen(
-                surface=surface or self.surface, model_id=self.index.model_id, record=record
+                surface=surface or self.surface, model_id=setup.view.model_id, record=record
             )
             events = tuple(e for observe in self.on_route for e in observe(result, seen))
             if events:
@@ -240,57 +268,42 @@ class Router:
         return result
 
     # -- internals -------------------------------------------------------------------
-    def _fill_sections(
-        self,
-        query: str,
-        history: HistoryInput | None,
-        top_k: int | None,
-        candidates: Sequence[str] | None,
-        query_vector: Any,
-    ) -> None:
+    def _fill_sections(self, setup: _Setup, asked: _Asked) -> _Setup:
         """Embed the pending sections of the skills this request may go to: the pool
         of a first decision without them (a skill's section evidence only adds to its
-        description's, so the skills outside that pool do not need theirs to lose)."""
-        first = self._decide(
-            query, history=history, top_k=top_k, candidates=candidates, query_vector=query_vector
-        )
-        index = self.index
-        rows = [index.position[c.name] for c in first.candidates if c.name in index.position]
-        filled = index.with_sections(rows)
-        if filled is index:
-            return
-        with self._lock:
-            self.index = filled
-            if self._own_reader and self.reader is not None:
-                from skillrt.routing.reader import ReaderReranker
+        description's, so the skills outside that pool do not need theirs to lose).
 
-                assert isinstance(self.reader, ReaderReranker)
-                self.reader = ReaderReranker(filled, self.reader.model, self.reader.weights)
+        Fills are made one at a time on the router's current index, so routes on
+        several threads keep each other's sections; the route goes on with that index
+        and its reader."""
+        first = self._decide(setup, asked)
+        names = [c.name for c in first.candidates]
+        with self._fill_lock:
+            index = self.index
+            filled = index.with_sections(index.position[n] for n in names if n in index.position)
+            if filled is not index:
+                self.index = filled
+                if self._own_reader and self.reader is not None:
+                    from skillrt.routing.reader import ReaderReranker
+
+                    assert isinstance(self.reader, ReaderReranker)
+                    self.reader = ReaderReranker(filled, self.reader.model, self.reader.weights)
+            return setup._replace(view=self.index, reader=self.reader)
 
     def _decide(
-        self,
-        query: str,
-        *,
-        history: HistoryInput | None = None,
-        top_k: int | None = None,
-        candidates: Sequence[str] | None = None,
-        explain: bool = False,
-        surface: str | None = None,
-        query_vector: Any = None,
+        self, setup: _Setup, asked: _Asked, *, explain: bool = False, surface: str | None = None
     ) -> RouteResult:
-        """One route's result, before the observers are told of it."""
-        started = time.perf_counter()
-        route_id = uuid.uuid4().hex
-        config_id, cfg = ("default", self.config)
-        if self.routing_for is not None:
-            config_id, cfg = self.routing_for(route_id)
+        """One decision on ``setup.view``, before the observers are told of it."""
+        started, route_id, config_id, cfg, index = (
+            setup.started, setup.route_id, setup.config_id, setup.cfg, setup.view
+        )  # fmt: skip
+        query, history, top_k, candidates, query_vector = asked
         surface = surface or self.surface
         model = self._model(cfg)
         k_select = max(1, top_k or cfg.semantic_top_k)
         pool_size = max(cfg.candidate_pool, k_select)
         notes: list[str] = []
 
-        index = self.index
         query = well_formed(query)  # a lone surrogate would crash the tokenizer
         full_query, query = query, query[:MAX_QUERY_CHARS]
         directives = find_directives(
@@ -343,7 +356,7 @@ class Router:
                 rerank_query=RerankQuery(text, vector, toks),
                 semantic=sem,
                 clause=n > 0,
-                reader=self.reader if n == 0 else None,
+                reader=setup.reader if n == 0 else None,
             )
             for n, (text, vector, toks, sem) in enumerate(
                 zip(texts, vectors, tokens, semantic, strict=True)
