@@ -9,7 +9,10 @@ tests/clients on 127.0.0.1, after `skillrt install` alone (no hand-started daemo
    and what skillrt's adds to that (Claude Code and Gemini CLI); for Gemini CLI also
    the time its prompt waits on hooks, as Gemini itself reports it (``--debug``: "Hook
    execution for <event>: ... total duration"), which the noise of a ~4 s prompt
-   does not hide;
+   does not hide; for Claude Code also the same install with skillrt's hook taken out
+   of the settings file (Claude Code pays for reading a settings file, whatever it
+   holds), and its own clock (``--debug hooks``): the prompt's path to the model
+   request with and without the hook;
 2. the first prompt after a user-level install over 1,000 real skills, in a repository
    never seen, no daemon running: it must inject, and add at most 1.5 s;
 3. the hook process alone, answered by the daemon that first prompt started, at 1,000
@@ -126,10 +129,16 @@ def overhead(
         # The client's own cost of running a hook at all: the same install, each of
         # skillrt's commands replaced by one that reads its input and does nothing
         # (not for Codex, which runs a changed hook only once it is trusted again).
-        empty = None
+        empty = bare = None
         if client != "codex":
             empty = Setup(work / f"{client}-empty", client, server, cache / "empty")
             setups.append(empty)
+        if client == "claude-code":
+            # Claude Code pays for reading a settings file whatever it holds: the same
+            # install with skillrt's hooks taken out is the baseline of a user who has a
+            # settings file of their own.
+            bare = Setup(work / f"{client}-bare", client, server, cache / "bare")
+            setups.append(bare)
         for setup in setups:
             shutil.copytree(REPO / "examples" / "skills", setup.project / FOLDER[client])
         user = ["--user"] if scope == "user" else []
@@ -138,10 +147,13 @@ def overhead(
             installed = setup.skillrt("install", client, *user, "--json", cwd=where)
             if installed.returncode != 0:
                 raise RuntimeError(f"install failed: {installed.stdout} {installed.stderr}")
+        spec = CLIENTS[client]
         if empty is not None:
-            spec = CLIENTS[client]
             base = empty.home if user else empty.project
             _empty_hooks(base / spec.folder / str(spec.hooks_file))
+        if bare is not None:
+            base = bare.home if user else bare.project
+            _without_skillrt(base / spec.folder / str(spec.hooks_file))
         try:
             for setup in setups:
                 setup.prompt(PROMPT)  # the first: skillrt's starts the daemon
@@ -153,6 +165,10 @@ def overhead(
                            for r in server.model_requests())  # fmt: skip
             if client == "gemini":
                 out["in_client_hook_ms"] = _gemini_hook_time(hooked, prompts)
+            if bare is not None:
+                out["in_client_prompt_path"] = _claude_prompt_path(
+                    plain, bare, hooked, prompts=prompts
+                )
         finally:
             hooked.stop_daemons()
     without, with_hook = times[0], times[1]
@@ -178,7 +194,72 @@ def overhead(
                 statistics.median([(a - b) * 1000 for a, b in zip(with_hook, idle, strict=True)]), 1
             ),  # fmt: skip
         )
+    if bare is not None:
+        base_times = times[setups.index(bare)]
+        out.update(
+            median_bare_settings_ms=round(statistics.median(base_times) * 1000, 1),
+            over_bare_settings_ms=round(
+                (statistics.median(with_hook) - statistics.median(base_times)) * 1000, 1
+            ),  # fmt: skip
+            paired_over_bare_ms=round(
+                statistics.median(
+                    [(a - b) * 1000 for a, b in zip(with_hook, base_times, strict=True)]
+                ),
+                1,
+            ),
+        )
     out["load_after"] = loadavg()
+    return out
+
+
+def _claude_debug_spans(home: Path) -> tuple[float, float]:
+    """From the newest Claude Code debug log under ``home`` (``--debug hooks``): ms from
+    the process's first line to its model request, and from the prompt's processing
+    (the attachments it gathers, the hooks' output among them) to that request."""
+    import datetime
+    import re
+
+    logs = sorted((home / ".claude" / "debug").glob("*.txt"), key=lambda p: p.stat().st_mtime)
+    stamped = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z ")
+    start = prompt = request = None
+    for line in logs[-1].read_text(encoding="utf-8").splitlines():
+        m = stamped.match(line)
+        if m is None:
+            continue
+        at = datetime.datetime.fromisoformat(m.group(1)).timestamp() * 1000
+        start = at if start is None else start
+        if prompt is None and "getLSPDiagnosticAttachments called" in line:
+            prompt = at
+        if "[API REQUEST]" in line:
+            request = at
+            break
+    if start is None or prompt is None or request is None:
+        raise RuntimeError(f"no prompt in Claude Code's debug log {logs[-1]}")
+    return request - start, request - prompt
+
+
+def _claude_prompt_path(*setups: Setup, prompts: int) -> dict[str, Any]:
+    """Claude Code's own account (its ``--debug hooks`` log) for ``setups`` (no settings
+    file, the settings without skillrt's hook, skillrt's hook), run in turn: the median
+    ms from the process start to the model request and from the prompt's processing to
+    it, and the paired medians of skillrt's set-up against each of the others."""
+    names = ["no_settings", "settings_without_hook", "skillrt_hook"]
+    spans: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
+    for _ in range(prompts):
+        for name, setup in zip(names, setups, strict=True):
+            argv = [*prompt_argv("claude-code", BIN, PROMPT), "--debug", "hooks"]
+            subprocess.run(argv, cwd=setup.project, env=setup.env, capture_output=True,
+                           text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+            spans[name].append(_claude_debug_spans(setup.home))
+    out: dict[str, Any] = {}
+    for name in names:
+        out[f"{name}_start_to_request_ms"] = round(statistics.median(s for s, _ in spans[name]), 1)
+        out[f"{name}_prompt_to_request_ms"] = round(statistics.median(p for _, p in spans[name]), 1)
+    ours = spans["skillrt_hook"]
+    for name in names[:2]:
+        for k, part in enumerate(("start_to_request", "prompt_to_request")):
+            diffs = [a[k] - b[k] for a, b in zip(ours, spans[name], strict=True)]
+            out[f"hook_vs_{name}_{part}_ms"] = round(statistics.median(diffs), 1)
     return out
 
 
@@ -202,6 +283,21 @@ def _gemini_hook_time(setup: Setup, prompts: int) -> dict[str, Any]:
         "p95_ms": round(pct(per_prompt, 0.95), 1),
         "events": sorted(events),
     }
+
+
+def _without_skillrt(settings: Path) -> None:
+    """``settings`` with skillrt's hook handlers (and the groups and events they leave
+    empty) taken out."""
+    data = json.loads(settings.read_text())
+    for event, groups in list(data["hooks"].items()):
+        for group in groups:
+            group["hooks"] = [h for h in group["hooks"] if "skillrt" not in h["command"]]
+        data["hooks"][event] = [g for g in groups if g["hooks"]]
+        if not data["hooks"][event]:
+            del data["hooks"][event]
+    if not data["hooks"]:
+        del data["hooks"]
+    settings.write_text(json.dumps(data, indent=2))
 
 
 def _empty_hooks(settings: Path) -> None:
@@ -384,6 +480,23 @@ def main(argv: list[str] | None = None) -> int:
                 events = ", ".join(t["events"])
                 print(f"{client}: a prompt waits on hooks {t['median_ms']} ms (p95 "
                       f"{t['p95_ms']}; {events}), as the client logs it")  # fmt: skip
+            if "over_bare_settings_ms" in r:
+                print(f"{client}: against the same settings file without skillrt's hook, "
+                      f"a prompt gains {r['over_bare_settings_ms']} ms (paired "
+                      f"{r['paired_over_bare_ms']} ms)")  # fmt: skip
+            if "in_client_prompt_path" in r:
+                t = r["in_client_prompt_path"]
+                print(f"{client}: its own debug log, prompt to model request: "
+                      f"{t['skillrt_hook_prompt_to_request_ms']} ms with skillrt's hook, "
+                      f"{t['no_settings_prompt_to_request_ms']} ms with no settings file "
+                      f"(paired {t['hook_vs_no_settings_prompt_to_request_ms']} ms), "
+                      f"{t['settings_without_hook_prompt_to_request_ms']} ms with the settings "
+                      f"alone (paired {t['hook_vs_settings_without_hook_prompt_to_request_ms']}"
+                      f" ms); process start to request {t['skillrt_hook_start_to_request_ms']}"
+                      f" / {t['no_settings_start_to_request_ms']} / "
+                      f"{t['settings_without_hook_start_to_request_ms']} ms (paired "
+                      f"{t['hook_vs_no_settings_start_to_request_ms']} / "
+                      f"{t['hook_vs_settings_without_hook_start_to_request_ms']} ms)")  # fmt: skip
             if "empty_hook_costs_ms" in r:
                 print(f"{client}: an empty hook (cat > /dev/null) costs "
                       f"{r['empty_hook_costs_ms']} ms of the client's own; skillrt's hook "
