@@ -179,3 +179,27 @@ def test_routes_on_several_threads_keep_each_others_sections(
     for q in QUERIES:
         winner = whole.route(q).plan.names[0]
         assert names.index(winner) not in deferred.index.pending_sections
+
+
+class _FlatReader:
+    """A reader of the caller's own: says nothing."""
+
+    name = "flat"
+    depth = 4
+
+    def score(self, query: object, rows: object) -> None:
+        return None
+
+
+@pytest.mark.usefixtures("defer_always")
+def test_a_reader_passed_in_is_refused_on_a_deferred_index(
+    skills: list[Skill], tmp_path: Path
+) -> None:
+    from skillrt.errors import UsageError
+
+    deferred = _router(skills, open_location(tmp_path / "b" / "state.db"), defer=True)
+    with pytest.raises(UsageError) as raised:
+        Router(deferred.index, CFG, reader=_FlatReader())
+    assert raised.value.code == "E_USAGE" and raised.value.argument == "reader"
+    whole = _router(skills, open_location(tmp_path / "a" / "state.db"), defer=False)
+    assert Router(whole.index, CFG, reader=_FlatReader()).route(QUERIES[0]).plan.names

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from skillrt.config import RoutingConfig
+from skillrt.errors import UsageError
 from skillrt.routing.calibration import ScoreModel, model_for
 from skillrt.routing.decide import USER_SURFACES, decide
 from skillrt.routing.directives import find_directives
@@ -106,7 +107,8 @@ class Router:
             states; see :mod:`skillrt.routing.rerank`).
         reader: A reranker after it, on the whole request (default: the reader with
             ``config.reader_weights`` when set and the index is semantic; see
-            :mod:`skillrt.routing.reader`).
+            :mod:`skillrt.routing.reader`). Refused (``E_USAGE``) on an index that
+            defers its sections: a reader passed in reads the index it was built on.
         on_route: Observers told of each route once it is decided (recording its T1
             event, say); what they return is attached to ``RouteResult.events``.
     """
@@ -125,6 +127,15 @@ class Router:
         reader: Reranker | None = None,
         on_route: Sequence[RouteObserver] = (),
     ) -> None:
+        if reader is not None and index.pending_sections:
+            # A reader passed in reads the index it was built on; this one gains
+            # sections as it routes, and the reader would go on without them.
+            raise UsageError(
+                "a reader passed to Router reads the index it was built on, and this "
+                "index defers its section vectors (defer_sections=True): build the index "
+                "whole, or let the router build its reader (routing.reader_weights)",
+                argument="reader",
+            )
         self.index = index
         self.config = config or RoutingConfig()
         self.store = store
