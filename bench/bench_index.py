@@ -155,15 +155,8 @@ def agreement(args: argparse.Namespace) -> None:
             run = runs[name]
             started = time.perf_counter()
             result = router.route(q.query, surface="eval")
-            run.latency_ms.append((time.perf_counter() - started) * 1000.0)
-            run.rankings.append([c.name for c in result.candidates[:5]])
-            plan, primary = result.plan.names, result.plan.primary
-            run.selected.append(primary)
-            run.plans.append(
-                () if primary is None else (primary, *(n for n in plan if n != primary))
-            )
-            run.pointers.append(tuple(p.name for p in result.pointers))
-            answers.append((plan, run.pointers[-1]))
+            run.record(result, (time.perf_counter() - started) * 1000.0)
+            answers.append((result.plan.names, run.pointers[-1]))
         filled.append(len(deferred.pending_sections) - len(first.index.pending_sections))
         same += answers[0] == answers[1]
     print(

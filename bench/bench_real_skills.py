@@ -48,6 +48,7 @@ from dev_data import ALL_REAL_QUERIES, add_data_arguments, queries_of, real_skil
 from skillrt.config import RoutingConfig
 from skillrt.eval.datasets import LabelledQuery, load_catalog
 from skillrt.eval.harness import QueryOutcome, injection_metrics, percentile, style_metrics
+from skillrt.routing.plan import RouteResult
 from skillrt.routing.router import Router
 from skillrt.routing.semantic import document_text
 from skillrt.store import open_location
@@ -68,6 +69,16 @@ class Run:
     #: The skills each route pointed to beside its plan.
     pointers: list[tuple[str, ...]] = field(default_factory=list)
     latency_ms: list[float] = field(default_factory=list)
+
+    def record(self, result: RouteResult, ms: float) -> None:
+        """One route's answer: its first five, its plan (the primary first), its
+        pointers, and how long it took."""
+        self.latency_ms.append(ms)
+        self.rankings.append([c.name for c in result.candidates[:5]])
+        plan, primary = result.plan.names, result.plan.primary
+        self.selected.append(primary)
+        self.plans.append(() if primary is None else (primary, *(n for n in plan if n != primary)))
+        self.pointers.append(tuple(p.name for p in result.pointers))
 
     def outcomes(self, queries: list[LabelledQuery]) -> list[QueryOutcome]:
         return [
@@ -134,12 +145,7 @@ def run_skillrt(router: Router, queries: list[LabelledQuery]) -> Run:
     for q in queries:
         started = time.perf_counter()
         result = router.route(q.query, surface="eval")
-        run.latency_ms.append((time.perf_counter() - started) * 1000.0)
-        run.rankings.append([c.name for c in result.candidates[:5]])
-        plan, primary = result.plan.names, result.plan.primary
-        run.selected.append(primary)
-        run.plans.append(() if primary is None else (primary, *(n for n in plan if n != primary)))
-        run.pointers.append(tuple(p.name for p in result.pointers))
+        run.record(result, (time.perf_counter() - started) * 1000.0)
     return run
 
 
