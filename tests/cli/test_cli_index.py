@@ -19,17 +19,6 @@ QUERY = "please write a commit message for my staged changes"
 BUILD_TIMEOUT_S = 120.0
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SKILLRT_DEBUG", raising=False)
-    return project
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
     code = main(list(args))
     out, err = capsys.readouterr()

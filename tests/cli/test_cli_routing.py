@@ -15,17 +15,6 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "skills"
 HASHING = "hashing"
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SKILLRT_DEBUG", raising=False)
-    return project
-
-
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, Any, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
