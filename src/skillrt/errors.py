@@ -52,6 +52,7 @@ The tree (class, then code; a test checks that every class is here and exported)
     ├── RouteNotFound                    RouteNotFound
     ├── CatalogError                     E_CATALOG
     ├── DerivationError                  E_MODEL_DERIVATION
+    ├── IndexBuildBusy                   E_INDEX_BUILD_BUSY (another build still holds the lock)
     ├── InstallError                     E_INSTALL
     ├── MissingExtra                     E_MISSING_EXTRA
     ├── ModelInvocationDisabled          MODEL_INVOCATION_DISABLED
@@ -101,6 +102,7 @@ __all__ = [
     "FeatureUnavailable",
     "FileTooLarge",
     "IllegalTransition",
+    "IndexBuildBusy",
     "InstallError",
     "InternalError",
     "Interrupted",
@@ -735,6 +737,17 @@ class DerivationError(SkillrtError):
     code = "E_MODEL_DERIVATION"
     path: str | None = None
     missing: str | None = None
+
+
+class IndexBuildBusy(SkillrtError):
+    """``skillrt index`` waited its ``--wait`` seconds and another process still holds
+    the cache's index build lock (the background build a first ``route`` starts, or
+    another ``skillrt index``); ``log`` is where a background build writes."""
+
+    code = "E_INDEX_BUILD_BUSY"
+    folder: str | None = None
+    log: str | None = None
+    waited: float | None = None
 
 
 # -- surfaces: install, integrations, MCP, the daemon -------------------------------------------

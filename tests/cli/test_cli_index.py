@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +80,9 @@ def test_index_builds_and_saves_and_gives_way_to_a_build_under_way(
     args = ("index", "--root", str(EXAMPLES), "--backend", "hashing", "--state", str(state))
     with build_lock(state / "router-index") as held:
         assert held
-        code, data, _ = run(capsys, *args, "--json")
+        code, data, _ = run(capsys, *args, "--json", "--wait", "0")  # as before --wait
     assert code == 0 and data["built"] is False and "another process" in data["reason"]
+    assert "waited" not in data
     assert not list((state / "router-index").glob("*.npz"))
     code, data, _ = run(capsys, *args, "--json")
     assert code == 0 and data["built"] is True
@@ -144,3 +149,103 @@ def test_a_route_starts_no_second_build_and_survives_a_build_that_cannot_start(
     code, data, err = run(capsys, *ROUTE, "--state", str(state))
     assert code == 0 and data["plan"]["skills"]  # the answer stands, one JSON document
     assert "could not start" in err and "Permission denied" in err
+
+
+#: Takes the index build lock of the folder argv[1] the way a build does, says so, holds
+#: it argv[2] seconds, then lets it go and exits.
+HOLDER = """
+import sys, time
+from pathlib import Path
+from skillrt.routing.index_build import build_lock
+with build_lock(Path(sys.argv[1])) as held:
+    print("held" if held else "busy", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+@contextmanager
+def another_build(folder: Path, seconds: float) -> Iterator[subprocess.Popen[str]]:
+    """A real process holding ``folder``'s build lock for ``seconds`` from now on."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder), str(seconds)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+INDEX = ("index", "--root", str(EXAMPLES), "--backend", "hashing", "--json")
+
+
+def test_index_waits_for_the_build_under_way_and_builds_nothing_itself(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = project / "state"
+    folder = state / "router-index"
+    with another_build(folder, 1.0) as other:
+        code, data, err = run(capsys, *INDEX, "--state", str(state))
+        assert not is_building(folder)  # the command returned once the lock was let go
+        assert other.wait() == 0
+    assert code == 0 and data["built"] is False and data["waited"] > 0
+    assert "ended while this one waited" in data["reason"]
+    assert data["folder"] == str(folder)
+    # That build saved no index of these skills, and this command built none.
+    assert data["saved"] is None and "again builds it" in data["reason"]
+    assert not list(folder.glob("*.npz")) and "Traceback" not in err
+    # Once the index is saved, a command that waits for a build points at it.
+    code, built, _ = run(capsys, *INDEX, "--state", str(state))
+    assert code == 0 and built["built"] is True and built["saved"]
+    with another_build(folder, 1.0):
+        code, data, _ = run(capsys, *INDEX, "--state", str(state))
+    assert code == 0 and data["built"] is False and data["waited"] > 0
+    assert data["saved"] == built["saved"] and "again" not in data["reason"]
+
+
+def test_index_gives_up_after_its_wait_with_a_stable_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = project / "state"
+    folder = state / "router-index"
+    with build_lock(folder) as held:  # held for longer than the command waits
+        assert held
+        code, data, err = run(capsys, *INDEX, "--state", str(state), "--wait", "0.5")
+        assert code == 1 and set(data) == {"error"} and "Traceback" not in err
+        error = data["error"]
+        assert error["code"] == "E_INDEX_BUILD_BUSY"
+        assert str(folder / "build.log") in error["message"] and "--wait" in error["message"]
+        assert error["folder"] == str(folder) and error["waited"] == 0.5
+        # In words, on stderr, for a person.
+        code = main([*INDEX[:-1], "--state", str(state), "--wait", "0.5"])
+        out, err = capsys.readouterr()
+        assert code == 1 and not out and "Traceback" not in err
+        assert "skillrt: error [E_INDEX_BUILD_BUSY]" in err and "build.log" in err
+    assert not list(folder.glob("*.npz"))
+
+
+def test_index_wait_must_be_a_number_of_seconds(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for bad in ("-1", "inf", "nan"):
+        code, data, _ = run(capsys, *INDEX, "--state", str(project / "state"), "--wait", bad)
+        assert code == 2 and data["error"]["code"] == "E_USAGE", bad
+
+
+def test_the_background_build_never_waits(project: Path) -> None:
+    state = project / "state"
+    with build_lock(state / "router-index") as held:
+        assert held
+        done = subprocess.run(
+            [sys.executable, "-m", "skillrt", *INDEX, "--state", str(state),
+             "--background", "--wait", "600"],
+            capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["built"] is False and "another process" in data["reason"]
+    assert "waited" not in data

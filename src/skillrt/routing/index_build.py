@@ -5,7 +5,9 @@ descriptions, and the sections of its request's candidates: see
 :class:`~skillrt.routing.index.RouterIndex`), then starts ``skillrt index
 --background`` to embed the other sections and save the whole index for the next
 commands. That build holds ``build.lock`` in the cache's index folder, so the commands
-run meanwhile start no second one; its output goes to ``build.log`` there.
+run meanwhile start no second one; its output goes to ``build.log`` there. A
+``skillrt index`` typed meanwhile waits for it, a bounded time, by polling the lock
+(:func:`wait_for_build`), and reports the index it saved (:func:`saved_index`).
 """
 
 from __future__ import annotations
@@ -17,12 +19,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from skillrt.config import RoutingConfig
+    from skillrt.skills.model import Skill
     from skillrt.store import Store
 
-__all__ = ["LOCK_NAME", "LOG_NAME", "build_lock", "index_folder", "is_building"]
+__all__ = [
+    "LOCK_NAME",
+    "LOG_NAME",
+    "POLL_S",
+    "build_lock",
+    "index_folder",
+    "is_building",
+    "saved_index",
+    "wait_for_build",
+]
 
 LOCK_NAME = "build.lock"
 LOG_NAME = "build.log"
+#: How often :func:`wait_for_build` looks at the lock.
+POLL_S = 0.1
 
 
 def index_folder(cache: Store) -> Path | None:
@@ -38,6 +55,38 @@ def is_building(folder: Path) -> bool:
     from skillrt.locks import lock_held
 
     return lock_held(folder / LOCK_NAME)
+
+
+def wait_for_build(folder: Path, timeout: float) -> float | None:
+    """Wait until no process holds ``folder``'s build lock, looking every
+    :data:`POLL_S` seconds (the lock is only ever tried, never waited on): the seconds
+    waited, or None when it is still held after ``timeout`` seconds."""
+    import time
+
+    started = time.monotonic()
+    deadline = started + timeout
+    while is_building(folder):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        time.sleep(min(POLL_S, left))
+    return time.monotonic() - started
+
+
+def saved_index(skills: Sequence[Skill], config: RoutingConfig, cache: Store) -> Path | None:
+    """The file the whole index of ``skills`` (with ``config``'s backend, over the cache
+    ``cache``) is saved in, if it is there now: what ``Router.from_skills`` would load
+    instead of building it, found as it finds it. None: not saved, or never saved (a
+    lexical backend, ``read_bodies: false``, a cache that is not a local file)."""
+    from skillrt.routing.embeddings import resolve_backend
+    from skillrt.routing.fields import fields_key
+    from skillrt.routing.router import _snapshot_at
+
+    if not config.read_bodies:
+        return None
+    backend = resolve_backend(config.embedding_backend, config)
+    at = _snapshot_at(cache, [fields_key(skill) for skill in skills], backend)
+    return at[0] if at is not None and at[0].exists() else None
 
 
 @contextmanager
