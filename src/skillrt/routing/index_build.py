@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from skillrt.config import RoutingConfig
+    from skillrt.routing.embeddings.base import EmbeddingBackend
     from skillrt.skills.model import Skill
     from skillrt.store import Store
 
@@ -33,6 +34,7 @@ __all__ = [
     "index_folder",
     "is_building",
     "saved_index",
+    "snapshot_location",
     "wait_for_build",
 ]
 
@@ -80,13 +82,34 @@ def saved_index(skills: Sequence[Skill], config: RoutingConfig, cache: Store) ->
     lexical backend, ``read_bodies: false``, a cache that is not a local file)."""
     from skillrt.routing.embeddings import resolve_backend
     from skillrt.routing.fields import fields_key
-    from skillrt.routing.router import _snapshot_at
 
     if not config.read_bodies:
         return None
     backend = resolve_backend(config.embedding_backend, config)
-    at = _snapshot_at(cache, [fields_key(skill) for skill in skills], backend)
+    at = snapshot_location(cache, [fields_key(skill) for skill in skills], backend)
     return at[0] if at is not None and at[0].exists() else None
+
+
+def snapshot_location(
+    store: Store | None, keys: Sequence[str] | None, backend: EmbeddingBackend | None
+) -> tuple[Path, str] | None:
+    """Where the index of these skills is saved, and its key (None: no snapshot, for a
+    store that is not a local file, lexical-only routing or Level-1 routing): what
+    ``Router.from_skills`` loads instead of building the index, and saves it in."""
+    path = store.file if store is not None else None
+    if keys is None or not keys or backend is None or path is None:
+        return None
+    from skillrt.routing.fields import EMBED_RECIPE
+    from skillrt.routing.index import FIELD_WEIGHTS
+    from skillrt.routing.lexical import K1, VERSION, B
+    from skillrt.routing.semantic import MAX_CLAUSES, MAX_DOC_CHARS, MAX_EXAMPLES
+    from skillrt.routing.snapshot import snapshot_key, snapshot_path
+
+    recipe = (
+        FIELD_WEIGHTS, K1, B, VERSION, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES, EMBED_RECIPE
+    )  # fmt: skip
+    key = snapshot_key(keys, backend, recipe)
+    return snapshot_path(path, key), key
 
 
 @contextmanager

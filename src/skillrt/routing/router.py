@@ -198,6 +198,8 @@ class Router:
         keywords are :class:`Router`'s.
         """
         from skillrt.routing.fields import fields_key, load_fields
+        from skillrt.routing.index_build import snapshot_location
+        from skillrt.routing.snapshot import load_snapshot
         from skillrt.routing.vector_cache import VectorCache
 
         config = config or RoutingConfig()
@@ -207,11 +209,9 @@ class Router:
         if isinstance(backend, str):
             backend = resolve_backend(backend, config)
         keys = [fields_key(s) for s in skills] if config.read_bodies else None
-        snapshot_at = _snapshot_at(cached, keys, backend)
+        snapshot_at = snapshot_location(cached, keys, backend)
         snapshot = None
         if snapshot_at is not None and backend is not None:
-            from skillrt.routing.snapshot import load_snapshot
-
             snapshot = load_snapshot(*snapshot_at, backend)
         fields = None
         if keys is not None and snapshot is None:
@@ -461,24 +461,3 @@ class Router:
 
             warnings.warn(f"skill stats unavailable: {exc}", TelemetryWarning, stacklevel=3)
             return {}
-
-
-def _snapshot_at(
-    store: Store | None, keys: Sequence[str] | None, backend: EmbeddingBackend | None
-) -> tuple[Path, str] | None:
-    """Where the index of these skills is saved, and its key (None: no snapshot, for a
-    store that is not a local file, lexical-only routing or Level-1 routing)."""
-    path = store.file if store is not None else None
-    if keys is None or not keys or backend is None or path is None:
-        return None
-    from skillrt.routing.fields import EMBED_RECIPE
-    from skillrt.routing.index import FIELD_WEIGHTS
-    from skillrt.routing.lexical import K1, VERSION, B
-    from skillrt.routing.semantic import MAX_CLAUSES, MAX_DOC_CHARS, MAX_EXAMPLES
-    from skillrt.routing.snapshot import snapshot_key, snapshot_path
-
-    recipe = (
-        FIELD_WEIGHTS, K1, B, VERSION, MAX_DOC_CHARS, MAX_EXAMPLES, MAX_CLAUSES, EMBED_RECIPE
-    )  # fmt: skip
-    key = snapshot_key(keys, backend, recipe)
-    return snapshot_path(path, key), key

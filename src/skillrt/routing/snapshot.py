@@ -34,7 +34,13 @@ if TYPE_CHECKING:
     from skillrt.routing.lexical import LexicalIndex
     from skillrt.routing.semantic import SemanticIndex
 
-__all__ = ["SNAPSHOT_VERSION", "Snapshot", "load_snapshot", "save_snapshot", "snapshot_key"]
+__all__ = [
+    "SNAPSHOT_VERSION",
+    "Snapshot",
+    "load_snapshot",
+    "save_snapshot",
+    "snapshot_key",
+]
 
 #: Bump when what an index holds or how it is computed changes.
 SNAPSHOT_VERSION = "router-index-v1"
