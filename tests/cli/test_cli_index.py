@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -139,7 +140,7 @@ def test_a_route_starts_no_second_build_and_survives_a_build_that_cannot_start(
     with build_lock(state / "router-index"):
         code, data, err = run(capsys, *ROUTE, "--state", str(state))
     assert code == 0 and data["plan"]["skills"]
-    assert "another 'skillrt index' is embedding them" in err
+    assert f"another 'skillrt index' (pid {os.getpid()}) is embedding them" in err
     assert not (state / "router-index" / "build.log").exists()  # nothing was started
 
     def refuse(*_args: object, **_kwargs: object) -> int:
@@ -249,3 +250,22 @@ def test_the_background_build_never_waits(project: Path) -> None:
     data = json.loads(done.stdout)
     assert data["built"] is False and "another process" in data["reason"]
     assert "waited" not in data
+
+
+def test_a_build_under_way_is_named_by_its_pid(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from skillrt.routing.index_build import build_holder
+
+    state = project / "state"
+    folder = state / "router-index"
+    assert build_holder(folder) is None
+    with another_build(folder, 30.0) as other:
+        assert build_holder(folder) == other.pid
+        code, data, _ = run(capsys, *INDEX, "--state", str(state), "--wait", "0")
+        assert code == 0 and data["built"] is False
+        assert f"(pid {other.pid})" in data["reason"]
+        code, data, _ = run(capsys, *INDEX, "--state", str(state), "--wait", "0.3")
+        assert code == 1 and f"(pid {other.pid})" in data["error"]["message"]
+    # Let go (the holder is gone): nobody is named, though its pid is still in the file.
+    assert build_holder(folder) is None

@@ -64,7 +64,7 @@ def cmd_index(ctx: CliContext) -> int:
     import time
 
     from skillrt.cli.routing_cmds import routing_config
-    from skillrt.routing.index_build import build_lock, index_folder
+    from skillrt.routing.index_build import build_holder, build_lock, index_folder
 
     args = ctx.args
     if not 0 <= args.wait < float("inf"):
@@ -84,7 +84,9 @@ def cmd_index(ctx: CliContext) -> int:
         if held:
             return _built(ctx, runtime, started, folder)
     if args.background or args.wait == 0:
-        data = {"ok": True, "built": False, "reason": "another process is building it"}
+        holder = build_holder(folder)
+        who = f" (pid {holder})" if holder is not None else ""
+        data = {"ok": True, "built": False, "reason": f"another process{who} is building it"}
         ctx.emit(data, f"skillrt index: not built: {data['reason']} ({folder})")
         return 0
     return _waited(ctx, runtime, folder, args.wait)
@@ -96,7 +98,13 @@ def _waited(ctx: CliContext, runtime: SkillRuntime, folder: Path, wait: float) -
     import sys
 
     from skillrt.errors import IndexBuildBusy
-    from skillrt.routing.index_build import LOCK_NAME, LOG_NAME, saved_index, wait_for_build
+    from skillrt.routing.index_build import (
+        LOCK_NAME,
+        LOG_NAME,
+        build_holder,
+        saved_index,
+        wait_for_build,
+    )
 
     log = folder / LOG_NAME
     if sys.stderr.isatty():  # one line, and only on a terminal, like the progress bar
@@ -104,8 +112,10 @@ def _waited(ctx: CliContext, runtime: SkillRuntime, folder: Path, wait: float) -
         sys.stderr.write(f"(log: {log})\n")
     waited = wait_for_build(folder, wait)
     if waited is None:
+        holder = build_holder(folder)
+        who = f" (pid {holder})" if holder is not None else ""
         raise IndexBuildBusy(
-            f"another build of this cache's routing index still runs after {wait:g} s "
+            f"another build{who} of this cache's routing index still runs after {wait:g} s "
             f"(lock: {folder / LOCK_NAME}; a background build logs to {log}); "
             "run 'skillrt index' again later, or with a longer --wait",
             folder=str(folder),

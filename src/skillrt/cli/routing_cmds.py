@@ -198,13 +198,15 @@ def finish_in_background(ctx: CliContext, runtime: SkillRuntime) -> str:
     command's roots, config, state and catalogues, unless a build already runs (or the
     cache is memory-only); what happens to the other sections, in words."""
     from skillrt.hooks.autostart import start_detached
-    from skillrt.routing.index_build import LOG_NAME, index_folder, is_building
+    from skillrt.routing.index_build import LOG_NAME, build_holder, index_folder, is_building
 
     folder = index_folder(runtime.store.local)
     if folder is None:
         return "the cache is in memory, so the next command embeds them again"
     if is_building(folder):
-        return "another 'skillrt index' is embedding them in the background"
+        holder = build_holder(folder)
+        who = f" (pid {holder})" if holder is not None else ""
+        return f"another 'skillrt index'{who} is embedding them in the background"
     args = ctx.args
     argv = [sys.executable, "-m", "skillrt"]
     # "--flag=value": a value that starts with "-" stays a value.

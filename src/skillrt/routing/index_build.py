@@ -30,6 +30,7 @@ __all__ = [
     "LOCK_NAME",
     "LOG_NAME",
     "POLL_S",
+    "build_holder",
     "build_lock",
     "index_folder",
     "is_building",
@@ -126,6 +127,21 @@ def build_lock(folder: Path) -> Iterator[bool]:
         except OSError:
             yield False
             return
+        # Who holds it, for the messages of the commands that find it held.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield True
     finally:
         os.close(fd)
+
+
+def build_holder(folder: Path) -> int | None:
+    """The pid of the process holding ``folder``'s build lock (None: nobody holds it, or
+    it could not be read)."""
+    if not is_building(folder):
+        return None
+    try:
+        text = (folder / LOCK_NAME).read_text(encoding="ascii", errors="replace").strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
