@@ -203,3 +203,13 @@ def test_a_reader_passed_in_is_refused_on_a_deferred_index(
     assert raised.value.code == "E_USAGE" and raised.value.argument == "reader"
     whole = _router(skills, open_location(tmp_path / "a" / "state.db"), defer=False)
     assert Router(whole.index, CFG, reader=_FlatReader()).route(QUERIES[0]).plan.names
+    # Asked to defer with a reader, from_skills builds the whole index, cold cache or not.
+    cold = Router.from_skills(
+        skills,
+        CFG,
+        store=open_location(tmp_path / "c" / "state.db"),
+        backend="hashing",
+        defer_sections=True,
+        reader=_FlatReader(),
+    )
+    assert not cold.index.pending_sections and isinstance(cold.reader, _FlatReader)

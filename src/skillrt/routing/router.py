@@ -194,8 +194,8 @@ class Router:
         work on skills that are new or changed (reading and splitting them, embedding
         their texts). ``defer_sections``: a catalogue whose sections are mostly not in
         the cache gets an index without them (see :class:`RouterIndex`), which each
-        route fills for its candidate pool; such an index is not saved. The other
-        keywords are :class:`Router`'s.
+        route fills for its candidate pool; such an index is not saved (and none is
+        built with a ``reader`` passed in). The other keywords are :class:`Router`'s.
         """
         from skillrt.routing.fields import fields_key, load_fields
         from skillrt.routing.index_build import snapshot_location
@@ -225,7 +225,9 @@ class Router:
             token_match_max_texts=config.token_match_max_texts,
             fields=fields,
             snapshot=snapshot,
-            defer_sections=defer_sections,
+            # A reader passed in reads the index it is given: never a deferred one, so
+            # the same call works on a cold cache and a warm one alike.
+            defer_sections=defer_sections and kwargs.get("reader") is None,
         )
         saves = snapshot is None and snapshot_at is not None and not index.pending_sections
         if saves and index.semantic is not None:
