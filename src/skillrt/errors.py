@@ -748,6 +748,8 @@ class IndexBuildBusy(SkillrtError):
     folder: str | None = None
     log: str | None = None
     waited: float | None = None
+    #: The pid of the process holding the lock, when it could be read.
+    holder: int | None = None
 
 
 # -- surfaces: install, integrations, MCP, the daemon -------------------------------------------

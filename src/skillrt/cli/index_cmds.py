@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from skillrt.cli.routing_cmds import BACKENDS, add_catalogue_options
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from skillrt.cli.context import CliContext
     from skillrt.runtime import SkillRuntime
 
@@ -54,8 +56,8 @@ def register(
         help="when another build holds this cache's index lock (the background build a "
         "first 'route' starts, logging to router-index/build.log), wait up to SECONDS "
         f"for it to end (default {DEFAULT_WAIT_S:g}), then report built: false with "
-        "waited and the index it saved; still held then: error E_INDEX_BUILD_BUSY. "
-        "0: return at once with built: false",
+        "waited and the index it saved, or build this one when it saved none; still "
+        "held then: error E_INDEX_BUILD_BUSY. 0: return at once with built: false",
     )
     p.set_defaults(handler=cmd_index)
 
@@ -64,7 +66,7 @@ def cmd_index(ctx: CliContext) -> int:
     import time
 
     from skillrt.cli.routing_cmds import routing_config
-    from skillrt.routing.index_build import build_holder, build_lock, index_folder
+    from skillrt.routing.index_build import index_folder
 
     args = ctx.args
     if not 0 <= args.wait < float("inf"):
@@ -80,70 +82,87 @@ def cmd_index(ctx: CliContext) -> int:
         os.nice(10)  # the person's next commands keep the cores
     if folder is None:  # a memory-only cache: nothing to save, nothing to lock
         return _built(ctx, runtime, started, None)
-    with build_lock(folder) as held:
-        if held:
-            return _built(ctx, runtime, started, folder)
-    if args.background or args.wait == 0:
-        holder = build_holder(folder)
-        who = f" (pid {holder})" if holder is not None else ""
-        data = {"ok": True, "built": False, "reason": f"another process{who} is building it"}
-        ctx.emit(data, f"skillrt index: not built: {data['reason']} ({folder})")
-        return 0
-    return _waited(ctx, runtime, folder, args.wait)
+    return _build_or_wait(ctx, runtime, started, folder)
 
 
-def _waited(ctx: CliContext, runtime: SkillRuntime, folder: Path, wait: float) -> int:
-    """Wait up to ``wait`` seconds for the build holding ``folder``'s lock to end; report
-    what it left, or raise :class:`~skillrt.errors.IndexBuildBusy`."""
+def _build_or_wait(ctx: CliContext, runtime: SkillRuntime, started: float, folder: Path) -> int:
+    """Build under ``folder``'s lock; when another process holds it, return at once
+    (``--background``, ``--wait 0``) or wait for it, up to ``--wait`` seconds, and then
+    report the index it saved, or build this one's when it saved none."""
     import sys
+    import time
 
     from skillrt.errors import IndexBuildBusy
     from skillrt.routing.index_build import (
         LOCK_NAME,
         LOG_NAME,
         build_holder,
+        build_lock,
         saved_index,
         wait_for_build,
     )
 
+    args = ctx.args
     log = folder / LOG_NAME
-    if sys.stderr.isatty():  # one line, and only on a terminal, like the progress bar
-        sys.stderr.write(f"skillrt index: waiting up to {wait:g} s for the build under way ")
-        sys.stderr.write(f"(log: {log})\n")
-    waited = wait_for_build(folder, wait)
-    if waited is None:
+    deadline = time.monotonic() + args.wait
+    waited: float | None = None  # None: not waited yet
+    while True:
+        with build_lock(folder) as held:
+            if held:
+                extra = {"waited": round(waited, 2)} if waited is not None else {}
+                return _built(ctx, runtime, started, folder, extra)
         holder = build_holder(folder)
         who = f" (pid {holder})" if holder is not None else ""
-        raise IndexBuildBusy(
-            f"another build{who} of this cache's routing index still runs after {wait:g} s "
-            f"(lock: {folder / LOCK_NAME}; a background build logs to {log}); "
-            "run 'skillrt index' again later, or with a longer --wait",
-            folder=str(folder),
-            log=str(log),
-            waited=wait,
-        )
-    saved = saved_index(runtime.routable_skills(), runtime.config.routing, runtime.store.local)
-    reason = "another process was building it; that build ended while this one waited"
-    if saved is None:
-        reason += ", and no index of these skills is saved: 'skillrt index' again builds it"
-    data: dict[str, Any] = {
-        "ok": True,
-        "built": False,
-        "reason": reason,
-        "waited": round(waited, 2),
-        "folder": str(folder),
-        "saved": str(saved) if saved is not None else None,
-    }
-    where = (
-        f"the index is saved in {saved}"
-        if saved is not None
-        else "no index of these skills is saved: run 'skillrt index' again to build it"
-    )
-    ctx.emit(data, f"skillrt index: waited {waited:.1f} s for another build to end; {where}")
-    return 0
+        if args.background or args.wait == 0:
+            data = {
+                "ok": True,
+                "built": False,
+                "reason": f"another process{who} is building it",
+                "holder": holder,
+            }
+            ctx.emit(data, f"skillrt index: not built: {data['reason']} ({folder})")
+            return 0
+        if waited is None and sys.stderr.isatty():  # one line, on a terminal only
+            sys.stderr.write(f"skillrt index: waiting up to {args.wait:g} s for the build ")
+            sys.stderr.write(f"under way{who} (log: {log})\n")
+        this_wait = wait_for_build(folder, max(0.0, deadline - time.monotonic()))
+        if this_wait is None:
+            raise IndexBuildBusy(
+                f"another build{who} of this cache's routing index still runs after "
+                f"{args.wait:g} s (lock: {folder / LOCK_NAME}; a background build logs to "
+                f"{log}); run 'skillrt index' again later, or with a longer --wait",
+                folder=str(folder),
+                log=str(log),
+                waited=args.wait,
+                holder=holder,
+            )
+        waited = (waited or 0.0) + this_wait
+        routing = runtime.config.routing
+        saved = saved_index(runtime.routable_skills(), routing, runtime.store.local)
+        if saved is not None:
+            data = {
+                "ok": True,
+                "built": False,
+                "reason": "another process was building it; that build ended while this "
+                "one waited, and saved the index of these skills",
+                "waited": round(waited, 2),
+                "folder": str(folder),
+                "saved": str(saved),
+            }
+            ctx.emit(data, f"skillrt index: waited {waited:.1f} s for another build; the "
+                     f"index is saved in {saved}")  # fmt: skip
+            return 0
+        # That build saved no index of these skills (another catalogue, or it failed):
+        # build this one's, under the lock, once it is free.
 
 
-def _built(ctx: CliContext, runtime: SkillRuntime, started: float, folder: Path | None) -> int:
+def _built(
+    ctx: CliContext,
+    runtime: SkillRuntime,
+    started: float,
+    folder: Path | None,
+    extra: Mapping[str, Any] | None = None,
+) -> int:
     import time
 
     router = runtime.router
@@ -157,6 +176,7 @@ def _built(ctx: CliContext, runtime: SkillRuntime, started: float, folder: Path 
         "seconds": seconds,
         "folder": str(folder) if folder is not None else None,
         "saved": str(router.saved_at) if router.saved_at is not None else None,
+        **(extra or {}),
     }
     where = f"saved in {router.saved_at}" if router.saved_at else "not saved (nothing to save)"
     ctx.emit(
