@@ -154,6 +154,12 @@ def overhead(
         if bare is not None:
             base = bare.home if user else bare.project
             _without_skillrt(base / spec.folder / str(spec.hooks_file))
+            # A hook known to cost 200 ms: the yardstick of what Claude Code's log shows.
+            slow = Setup(work / f"{client}-slow", client, server, cache / "slow")
+            shutil.copytree(REPO / "examples" / "skills", slow.project / FOLDER[client])
+            where = slow.home if user else slow.project
+            slow.skillrt("install", client, *user, "--json", cwd=where)
+            _empty_hooks(where / spec.folder / str(spec.hooks_file), SLOW_HOOK)
         try:
             for setup in setups:
                 setup.prompt(PROMPT)  # the first: skillrt's starts the daemon
@@ -165,10 +171,11 @@ def overhead(
                            for r in server.model_requests())  # fmt: skip
             if client == "gemini":
                 out["in_client_hook_ms"] = _gemini_hook_time(hooked, prompts)
-            if bare is not None:
-                out["in_client_prompt_path"] = _claude_prompt_path(
-                    plain, bare, hooked, prompts=prompts
-                )
+            if bare is not None and empty is not None:
+                named = {"no_settings": plain, "settings_without_hook": bare,
+                         "empty_hook": empty, "slow_hook": slow,
+                         "skillrt_hook": hooked}  # fmt: skip
+                out["in_client_prompt_path"] = _claude_prompt_path(named, prompts)
         finally:
             hooked.stop_daemons()
     without, with_hook = times[0], times[1]
@@ -212,21 +219,20 @@ def overhead(
     return out
 
 
-def _claude_debug_spans(home: Path) -> tuple[float, float]:
-    """From the newest Claude Code debug log under ``home`` (``--debug hooks``): ms from
-    the process's first line to its model request, and from the prompt's processing
-    (the attachments it gathers, the hooks' output among them) to that request."""
+def _claude_debug_spans(log: Path) -> tuple[float, float]:
+    """From one Claude Code debug log (``--debug hooks``): ms from its first line
+    (Node is up by then) to its model request, and from the prompt's processing (the
+    attachments it gathers, the hooks' output among them) to that request."""
     import datetime
     import re
 
-    logs = sorted((home / ".claude" / "debug").glob("*.txt"), key=lambda p: p.stat().st_mtime)
     stamped = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z ")
     start = prompt = request = None
-    for line in logs[-1].read_text(encoding="utf-8").splitlines():
+    for line in log.read_text(encoding="utf-8").splitlines():
         m = stamped.match(line)
         if m is None:
             continue
-        at = datetime.datetime.fromisoformat(m.group(1)).timestamp() * 1000
+        at = datetime.datetime.fromisoformat(m.group(1) + "+00:00").timestamp() * 1000
         start = at if start is None else start
         if prompt is None and "getLSPDiagnosticAttachments called" in line:
             prompt = at
@@ -234,32 +240,42 @@ def _claude_debug_spans(home: Path) -> tuple[float, float]:
             request = at
             break
     if start is None or prompt is None or request is None:
-        raise RuntimeError(f"no prompt in Claude Code's debug log {logs[-1]}")
+        raise RuntimeError(f"no prompt in Claude Code's debug log {log}")
     return request - start, request - prompt
 
 
-def _claude_prompt_path(*setups: Setup, prompts: int) -> dict[str, Any]:
-    """Claude Code's own account (its ``--debug hooks`` log) for ``setups`` (no settings
-    file, the settings without skillrt's hook, skillrt's hook), run in turn: the median
-    ms from the process start to the model request and from the prompt's processing to
-    it, and the paired medians of skillrt's set-up against each of the others."""
-    names = ["no_settings", "settings_without_hook", "skillrt_hook"]
+def _claude_prompt_path(named: dict[str, Setup], prompts: int) -> dict[str, Any]:
+    """Claude Code's own account (its ``--debug hooks`` log) for each named set-up, run
+    in turn (the order rotated each round): the median ms from the log's first line to
+    the model request and from the prompt's processing to it, and the paired medians
+    of the later set-ups against each earlier one. Each prompt must succeed and leave
+    exactly one new log that holds its model request."""
+    names = list(named)
     spans: dict[str, list[tuple[float, float]]] = {n: [] for n in names}
-    for _ in range(prompts):
-        for name, setup in zip(names, setups, strict=True):
+    for round_ in range(prompts):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            setup = named[name]
+            logs = setup.home / ".claude" / "debug"
+            before = set(logs.glob("*.txt"))
             argv = [*prompt_argv("claude-code", BIN, PROMPT), "--debug", "hooks"]
-            subprocess.run(argv, cwd=setup.project, env=setup.env, capture_output=True,
-                           text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
-            spans[name].append(_claude_debug_spans(setup.home))
-    out: dict[str, Any] = {}
+            proc = subprocess.run(argv, cwd=setup.project, env=setup.env, capture_output=True,
+                                  text=True, timeout=300, stdin=subprocess.DEVNULL)  # fmt: skip
+            if proc.returncode != 0:
+                raise RuntimeError(f"claude failed ({name}): {proc.stderr[-1500:]}")
+            new = [p for p in set(logs.glob("*.txt")) - before
+                   if "[API REQUEST]" in p.read_text(encoding="utf-8")]  # fmt: skip
+            if len(new) != 1:
+                raise RuntimeError(f"{len(new)} new Claude Code debug logs with a request")
+            spans[name].append(_claude_debug_spans(new[0]))
+    out: dict[str, Any] = {"prompts": prompts}
     for name in names:
         out[f"{name}_start_to_request_ms"] = round(statistics.median(s for s, _ in spans[name]), 1)
         out[f"{name}_prompt_to_request_ms"] = round(statistics.median(p for _, p in spans[name]), 1)
-    ours = spans["skillrt_hook"]
-    for name in names[:2]:
-        for k, part in enumerate(("start_to_request", "prompt_to_request")):
-            diffs = [a[k] - b[k] for a, b in zip(ours, spans[name], strict=True)]
-            out[f"hook_vs_{name}_{part}_ms"] = round(statistics.median(diffs), 1)
+    for k, later in enumerate(names):
+        for earlier in names[:k]:
+            for n, part in enumerate(("start_to_request", "prompt_to_request")):
+                diffs = [a[n] - b[n] for a, b in zip(spans[later], spans[earlier], strict=True)]
+                out[f"{later}_vs_{earlier}_{part}_ms"] = round(statistics.median(diffs), 1)
     return out
 
 
@@ -300,14 +316,18 @@ def _without_skillrt(settings: Path) -> None:
     settings.write_text(json.dumps(data, indent=2))
 
 
-def _empty_hooks(settings: Path) -> None:
-    """Each of skillrt's hook commands in ``settings`` replaced by ``cat > /dev/null``."""
+#: A hook that reads its input, waits 0.2 s and answers nothing.
+SLOW_HOOK = "cat > /dev/null; sleep 0.2"
+
+
+def _empty_hooks(settings: Path, command: str = "cat > /dev/null") -> None:
+    """Each of skillrt's hook commands in ``settings`` replaced by ``command``."""
     data = json.loads(settings.read_text())
     for groups in data["hooks"].values():
         for group in groups:
             for handler in group["hooks"]:
                 if "skillrt" in handler["command"]:
-                    handler["command"] = "cat > /dev/null"
+                    handler["command"] = command
     settings.write_text(json.dumps(data, indent=2))
 
 
@@ -486,17 +506,26 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['paired_over_bare_ms']} ms)")  # fmt: skip
             if "in_client_prompt_path" in r:
                 t = r["in_client_prompt_path"]
-                print(f"{client}: its own debug log, prompt to model request: "
-                      f"{t['skillrt_hook_prompt_to_request_ms']} ms with skillrt's hook, "
-                      f"{t['no_settings_prompt_to_request_ms']} ms with no settings file "
-                      f"(paired {t['hook_vs_no_settings_prompt_to_request_ms']} ms), "
-                      f"{t['settings_without_hook_prompt_to_request_ms']} ms with the settings "
-                      f"alone (paired {t['hook_vs_settings_without_hook_prompt_to_request_ms']}"
-                      f" ms); process start to request {t['skillrt_hook_start_to_request_ms']}"
-                      f" / {t['no_settings_start_to_request_ms']} / "
-                      f"{t['settings_without_hook_start_to_request_ms']} ms (paired "
-                      f"{t['hook_vs_no_settings_start_to_request_ms']} / "
-                      f"{t['hook_vs_settings_without_hook_start_to_request_ms']} ms)")  # fmt: skip
+                print(f"{client}: its own debug log, median of {t['prompts']} (first line -> "
+                      "model request / prompt -> model request, ms):")  # fmt: skip
+                for name in ("no_settings", "settings_without_hook", "empty_hook",
+                             "slow_hook", "skillrt_hook"):  # fmt: skip
+                    print(f"  {name:22s} {t[f'{name}_start_to_request_ms']:7.1f} / "
+                          f"{t[f'{name}_prompt_to_request_ms']:6.1f}")  # fmt: skip
+                for later, earlier in (("settings_without_hook", "no_settings"),
+                                       ("empty_hook", "settings_without_hook"),
+                                       ("slow_hook", "empty_hook"),
+                                       ("skillrt_hook", "empty_hook"),
+                                       ("skillrt_hook", "settings_without_hook")):  # fmt: skip
+                    key = (
+                        f"{later}_vs_{earlier}"
+                        if f"{later}_vs_{earlier}_start_to_request_ms" in t
+                        else f"{earlier}_vs_{later}"
+                    )
+                    sign = 1 if key.startswith(later) else -1
+                    print(f"  {later} vs {earlier}, paired: "
+                          f"{sign * t[f'{key}_start_to_request_ms']:+.1f} / "
+                          f"{sign * t[f'{key}_prompt_to_request_ms']:+.1f}")  # fmt: skip
             if "empty_hook_costs_ms" in r:
                 print(f"{client}: an empty hook (cat > /dev/null) costs "
                       f"{r['empty_hook_costs_ms']} ms of the client's own; skillrt's hook "
