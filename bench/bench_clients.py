@@ -179,44 +179,42 @@ def overhead(
         finally:
             hooked.stop_daemons()
     without, with_hook = times[0], times[1]
-    gains = [(a - b) * 1000 for a, b in zip(with_hook, without, strict=True)]
+    overhead_ms, paired_gain_ms = _gain(with_hook, without)
     out.update(
         median_with_ms=round(statistics.median(with_hook) * 1000, 1),
         median_without_ms=round(statistics.median(without) * 1000, 1),
-        overhead_ms=round((statistics.median(with_hook) - statistics.median(without)) * 1000, 1),
-        paired_median_gain_ms=round(statistics.median(gains), 1),
+        overhead_ms=overhead_ms,
+        paired_median_gain_ms=paired_gain_ms,
         requests_with_the_skill=injected,
     )
     if empty is not None:
         idle = times[2]
+        costs, _ = _gain(idle, without)
+        over, paired = _gain(with_hook, idle)
         out.update(
             median_empty_hook_ms=round(statistics.median(idle) * 1000, 1),
-            empty_hook_costs_ms=round(
-                (statistics.median(idle) - statistics.median(without)) * 1000, 1
-            ),  # fmt: skip
-            over_empty_hook_ms=round(
-                (statistics.median(with_hook) - statistics.median(idle)) * 1000, 1
-            ),  # fmt: skip
-            paired_over_empty_ms=round(
-                statistics.median([(a - b) * 1000 for a, b in zip(with_hook, idle, strict=True)]), 1
-            ),  # fmt: skip
+            empty_hook_costs_ms=costs,
+            over_empty_hook_ms=over,
+            paired_over_empty_ms=paired,
         )
     if bare is not None:
         base_times = times[setups.index(bare)]
+        over, paired = _gain(with_hook, base_times)
         out.update(
             median_bare_settings_ms=round(statistics.median(base_times) * 1000, 1),
-            over_bare_settings_ms=round(
-                (statistics.median(with_hook) - statistics.median(base_times)) * 1000, 1
-            ),  # fmt: skip
-            paired_over_bare_ms=round(
-                statistics.median(
-                    [(a - b) * 1000 for a, b in zip(with_hook, base_times, strict=True)]
-                ),
-                1,
-            ),
+            over_bare_settings_ms=over,
+            paired_over_bare_ms=paired,
         )
     out["load_after"] = loadavg()
     return out
+
+
+def _gain(later: list[float], earlier: list[float]) -> tuple[float, float]:
+    """In ms, how much ``later``'s median is over ``earlier``'s (seconds, taken in turn),
+    and the median of their paired differences."""
+    over = (statistics.median(later) - statistics.median(earlier)) * 1000
+    paired = statistics.median((a - b) * 1000 for a, b in zip(later, earlier, strict=True))
+    return round(over, 1), round(paired, 1)
 
 
 def _claude_debug_spans(log: Path) -> tuple[float, float]:

@@ -21,14 +21,9 @@ ENTRY_KEYS = {"name", "description", "path", "namespace", "enabled", "valid", "d
 
 
 @pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty project folder as cwd and an empty HOME: no stray skills or state."""
-    project, home = tmp_path / "project", tmp_path / "home"
-    project.mkdir()
-    home.mkdir()
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SKILLRT_DEBUG", raising=False)
+def home(project: Path) -> Path:
+    """An empty project folder as cwd and an empty HOME: no stray skills or state
+    (``conftest.project``)."""
     return project
 
 
