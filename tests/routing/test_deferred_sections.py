@@ -213,3 +213,14 @@ def test_a_reader_passed_in_is_refused_on_a_deferred_index(
         reader=_FlatReader(),
     )
     assert not cold.index.pending_sections and isinstance(cold.reader, _FlatReader)
+
+
+def test_a_lock_file_that_holds_no_pid_names_no_holder(tmp_path: Path) -> None:
+    from skillrt.routing.index_build import LOCK_NAME, build_holder
+
+    folder = tmp_path / "router-index"
+    with build_lock(folder) as held:
+        assert held and build_holder(folder) is not None
+        for junk in (b"", b"not a pid\n", b"\xff\xfe\x00binary", b"-12\n", b"9" * 5000):
+            (folder / LOCK_NAME).write_bytes(junk)
+            assert build_holder(folder) is None

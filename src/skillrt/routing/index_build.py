@@ -144,4 +144,6 @@ def build_holder(folder: Path) -> int | None:
         text = (folder / LOCK_NAME).read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         return None
-    return int(text) if text.isdigit() else None
+    # A pid has at most a few digits; a long run of them is not one (and int() of
+    # thousands of digits raises).
+    return int(text) if text.isdigit() and len(text) <= 10 else None
