@@ -254,11 +254,11 @@ def main() -> None:
     if args.per_query:
         with args.per_query.open("w", encoding="utf-8") as fh:
             run = runs[0]
-            for q, ranking, sel, ms in zip(
-                queries, run.rankings, run.selected, run.latency_ms, strict=True
-            ):
+            for q, o, sel in zip(queries, run.outcomes(queries), run.selected, strict=True):
                 line = {"query": q.query, "expected": list(q.expected), "also_ok": list(q.also_ok)}
-                line.update({"ranking": ranking, "selected": sel, "latency_ms": round(ms, 3)})
+                line.update({"style": o.style, "ranking": list(o.ranking), "selected": sel})
+                line.update({"plan": list(o.selected), "pointers": list(o.pointers)})
+                line["latency_ms"] = round(o.latency_ms, 3)
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
     store.close()
 

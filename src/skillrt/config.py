@@ -289,6 +289,10 @@ class RoutingConfig:
     #: A clause's best skill that stays under ``companion_threshold`` is pointed to when
     #: its probability of being needed there reaches this.
     pointer_companion: float = 0.3
+    #: A request that ends in a quick question of fact about what it shows (a paste, a
+    #: code span; ``request_form.fact_about_material``) gets the skills its plan would
+    #: inject as pointers, not bodies (docs/routing.md, *Pointers*). Needs ``pointers``.
+    point_quick_facts: bool = True
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

@@ -201,15 +201,15 @@ def build_turn_context(
     if invalid:
         ctx = dataclasses.replace(ctx, errors=(*ctx.errors, *invalid))
     pointers: tuple[dict[str, str], ...] = ()
-    if ctx.skills or ctx.reminded:
+    # A plan that injects nothing names skills only when its decision pointed to them (a
+    # quick question of fact); one whose skills could not be injected names none.
+    if ctx.skills or ctx.reminded or not result.plan.names:
         pointers = _pointers(sources.registry, result, budget - len(ctx.text), loaded, client)
     text = ctx.text
     if pointers:
-        text += (
-            "\n\n"
-            + POINTER_HEAD
-            + "".join(f"\n- {p['name']}: {p['why']} (load: `{p['load']}`)" for p in pointers)
-        )
+        head = POINTER_HEAD if text else POINTER_HEAD_ALONE
+        text += ("\n\n" if text else "") + head
+        text += "".join(f"\n- {p['name']}: {p['why']} (load: `{p['load']}`)" for p in pointers)
     return dataclasses.replace(
         ctx,
         text=text,
@@ -221,6 +221,8 @@ def build_turn_context(
 
 
 POINTER_HEAD = "Skills that may also apply (not loaded; load one only if it fits the request):"
+#: The same, when the route injects no skill.
+POINTER_HEAD_ALONE = "Skills that may apply (not loaded; load one only if the answer needs it):"
 
 
 def _pointers(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from skillrt.config import RoutingConfig, RuntimeConfig
 from skillrt.runtime import SkillRuntime
 from skillrt.serialize import to_jsonable
-from skillrt.turns import TurnContext, _shares
+from skillrt.turns import POINTER_HEAD_ALONE, TurnContext, _shares
 
 
 @given(
@@ -118,6 +118,15 @@ def test_pointers_reach_the_turn_context_as_lines_never_bodies(
         "parse the PDF invoices from march into line items and tax totals", loaded=[other]
     )
     assert again.pointers == ()
+    # A quick question of fact about a paste gets the skill named, not injected.
+    paste = "$ pdftotext march-invoice.pdf -\nInvoice 2291  line items: 14  tax: 19%\n\n"
+    asked = rt.turn_context(paste + "does pdftotext keep the invoice line items in order?")
+    assert asked.skills == () and asked.text.startswith(POINTER_HEAD_ALONE)
+    assert {p["name"] for p in asked.pointers} <= {"invoice-parser", "receipt-parser"}
+    assert asked.pointers and "quick question of fact" in asked.pointers[0]["why"]
+    assert "# Steps" not in asked.text
+    work = rt.turn_context(paste + "parse the invoice PDFs from march into line items and tax")
+    assert len(work.skills) == 1
 
 
 # -- each skill once per conversation (issue 27) --------------------------------------

@@ -315,3 +315,23 @@ def test_a_brief_ask_whose_best_skill_leads_widely_gets_it() -> None:
     assert plan([gated, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
     anti = choice(0, 0.6, status="below_threshold", reason="total 0.60 < 0.65", anti=["x"])
     assert plan([anti, below(1, 0.01)], rules=ASKING_BRIEFLY).plan.no_skill
+
+
+def test_a_quick_question_of_fact_gets_its_skills_as_pointers_not_bodies() -> None:
+    from skillrt.routing.planner import QUICK_FACT_WHY
+
+    quick = dataclasses.replace(POINTING, quick_fact=True)
+    cands = [choice(0, 0.9), choice(1, 0.5), choice(2, 0.2)]
+    out = plan(cands, rules=quick)
+    assert out.plan.no_skill and out.plan.primary is None and out.selected == ()
+    assert [p.name for p in out.pointers] == ["s0"]
+    assert out.pointers[0].why == QUICK_FACT_WHY
+    status, reason = out.covered[0]
+    assert status == "below_threshold" and reason.startswith("a quick question of fact")
+    # Without pointers the plan is as before (the rule never drops a skill unnamed)...
+    assert plan(cands, rules=dataclasses.replace(RULES, quick_fact=True)).plan.names == ("s0",)
+    # ... and the user's own choice of a skill stands.
+    forced = [choice(0, 0.3, forced=True, eligible=True), choice(1, 0.9)]
+    assert plan(forced, rules=quick).plan.names == ("s0",)
+    # Nothing passes: nothing to point to beyond what the usual rules name.
+    assert plan([choice(0, 0.6), choice(1, 0.55)], rules=quick).pointers == ()

@@ -186,3 +186,91 @@ def test_a_brief_ask_is_a_short_task_not_a_question() -> None:
     assert not brief_ask("which nmap flag is the UDP scan again?")
     assert not brief_ask("thanks, merged")  # asks for nothing
     assert not brief_ask("fix the parser " + "and its many callers " * 10)  # not brief
+
+
+#: Quick questions of fact about what the message shows (written for this test).
+FACTS_ABOUT_MATERIAL = [
+    "$ kubectl get pods\nweb-7f9  0/1  CrashLoopBackOff  12\n\n"
+    "is CrashLoopBackOff the same as OOMKilled?",
+    "```\nWARN deprecated: punycode\n```\nwhich node version removed punycode from core?",
+    "error TS2304: Cannot find name 'structuredClone'.\n\ndoes that need lib es2022 or dom?",
+    "cargo build\n   Compiling serde v1.0.197\n\nquick q: does --release turn on LTO by default?",
+    "our nginx has `client_max_body_size 1m;`. what's the unit when there is no suffix?",
+    "pip says:\n\nERROR: No matching distribution found for torch==2.1.0\n\n"
+    'what does "no matching distribution" mean here?',
+]
+#: The same kind of message asking for work, advice, a judgement or a diagnosis.
+NOT_FACTS = [
+    "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhy does this fail?",
+    "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhat is causing these failures?",
+    "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhich of the date tests is broken?",
+    "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nhow do I fix the date parser tests?",
+    "diff --git a/api.py b/api.py\n+    os.system(cmd)\n\nis this safe to merge?",
+    "plan.md has 7 tasks, all written out.\n\nwhere do I even start?",
+    "Package   Current  Latest\nnext      12.3.4   14.2.3\n\nhow should we upgrade these?",
+    "```\nselect * from orders\n```\nanything off with this?",
+    "here is the spec:\n\n- invites by email\n- audit log\n\nwhat's the best way to split it up?",
+    "is CrashLoopBackOff the same as OOMKilled?",  # nothing shown: the form alone decides
+    "$ kubectl get pods\nweb-7f9  0/1  CrashLoopBackOff  12\n\nplease find out why it restarts",
+    "error TS2304: Cannot find name 'structuredClone'.\n\nis there a tool that fixes these?",
+    "",
+    "?",
+]
+
+
+@pytest.mark.parametrize("text", FACTS_ABOUT_MATERIAL)
+def test_a_quick_question_of_fact_about_what_is_shown(text: str) -> None:
+    from skillrt.routing.request_form import fact_about_material
+
+    assert fact_about_material(text)
+
+
+@pytest.mark.parametrize("text", NOT_FACTS)
+def test_work_advice_judgement_and_diagnosis_are_not_quick_facts(text: str) -> None:
+    from skillrt.routing.request_form import fact_about_material
+
+    assert not fact_about_material(text)
+
+
+def test_a_question_with_a_task_s_particulars_is_not_a_quick_fact() -> None:
+    from skillrt.routing.request_form import FACT_QUESTION_WORDS, fact_about_material
+
+    paste = "$ kubectl get pods\nweb-7f9  0/1  CrashLoopBackOff  12\n\n"
+    long = "is CrashLoopBackOff the same as OOMKilled " + "for the web pod " * FACT_QUESTION_WORDS
+    assert fact_about_material(paste + "is CrashLoopBackOff the same as OOMKilled?")
+    assert not fact_about_material(paste + long + "?")
+    # A question in several sentences is read from its first ("which flag? just -g?").
+    assert fact_about_material(paste + "which flag shows the previous logs? just -p?")
+
+
+@given(st.text(max_size=300), st.text(max_size=80))
+def test_the_quick_fact_reading_never_raises_and_needs_a_final_question(
+    text: str, question: str
+) -> None:
+    from skillrt.routing.request_form import fact_about_material
+
+    result = fact_about_material(text + "\n\n" + question)
+    assert isinstance(result, bool)
+    if result:
+        assert (text + "\n\n" + question).rstrip().rstrip("\"')”’ ").endswith(("?", "？"))
+
+
+def test_router_points_to_the_skill_of_a_quick_fact_and_injects_it_for_work() -> None:
+    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
+    paste = "$ git rebase main\nCONFLICT (content): Merge conflict in api.py\n\n"
+    task = router.route(paste + "resolve the merge conflicts with git and finish the rebase")
+    assert task.plan.names == ("git-helper",)
+    fact = router.route(paste + "does git rebase keep the original commit dates?", explain=True)
+    assert fact.plan.no_skill
+    assert [p.name for p in fact.pointers] == ["git-helper"]
+    top = next(c for c in fact.candidates if c.name == "git-helper")
+    assert top.status == "below_threshold" and top.reason.startswith("a quick question of fact")
+    from skillrt.routing.why_not import why_not
+
+    said = why_not(router, paste + "does git rebase keep the original commit dates?", "git-helper")
+    assert "quick_fact" in [r.code for r in said.reasons]
+    off = RoutingConfig(use_stats=False, point_quick_facts=False)
+    plain = Router.from_skills(catalogue(), off, backend="hashing")
+    assert plain.route(paste + "does git rebase keep the original commit dates?").plan.names == (
+        "git-helper",
+    )

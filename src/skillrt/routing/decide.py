@@ -30,7 +30,13 @@ from skillrt.routing.explain import matched_part, signals
 from skillrt.routing.plan import ScoreBreakdown
 from skillrt.routing.planner import Clause, PlanOutcome, PlanRules, build_plan
 from skillrt.routing.recall import Pool
-from skillrt.routing.request_form import asks, brevity, is_question, own_words
+from skillrt.routing.request_form import (
+    asks,
+    brevity,
+    fact_about_material,
+    is_question,
+    own_words,
+)
 from skillrt.routing.scoring import COST_VALUE, Terms, cold_start_factor, combine, success_term
 from skillrt.routing.signals import TermInput, companion_signals, term_values
 
@@ -141,6 +147,7 @@ def decide(
         pointer_floor=cfg.pointer_floor,
         pointer_similar=cfg.pointer_similar,
         pointer_companion=cfg.pointer_companion,
+        quick_fact=cfg.point_quick_facts and fact_about_material(query),
         brief_ask=brief_ask(query),
         ask_margin=cfg.brief_ask_margin,
         ask_lead=cfg.brief_ask_lead,

@@ -114,6 +114,8 @@ def routing_reason(
         best = next((c for c in candidates if c.status not in ("excluded",)), None)
         if not candidates:
             parts.append("no skill: no candidate was recalled")
+        elif best is not None and best.reason.startswith("a quick question of fact"):
+            parts.append(f"no skill: {best.reason}")
         elif best is not None and best.status == "below_threshold":
             assert best.breakdown is not None
             parts.append(

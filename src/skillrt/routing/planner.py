@@ -36,6 +36,12 @@ serve the request (the *minimal cover set*, R4):
   variants of one procedure, where the request's words rarely settle which). Either
   kind must reach ``pointer_floor`` of the primary's total. A no-skill plan and a forced
   one have none (nothing is uncertain enough to name, or the user chose).
+* **A quick question of fact about what the request shows**
+  (:func:`~skillrt.routing.request_form.fact_about_material`: "is that First Load JS
+  number gzipped or raw?" under a pasted build table) wants an answer, not a procedure:
+  the skills the plan would inject are named as pointers instead, and the plan injects
+  nothing (``quick_fact``; only with pointers on, and never over a forced skill). The
+  user's model loads one if the answer needs it.
 
 Every candidate left out gets a reason for ``--explain``: covered by the plan (it
 overlaps a planned skill, or has no part of the request of its own), or below its own
@@ -96,6 +102,9 @@ class PlanRules:
     #: A clause's best skill under the companion threshold is pointed to at this
     #: probability of being needed there (and ``pointer_floor`` of the primary's total).
     pointer_companion: float = 1.0
+    #: The request ends in a quick question of fact about what it shows
+    #: (``request_form.fact_about_material``): its skills are pointed to, not injected.
+    quick_fact: bool = False
     #: The request is a brief ask, not a question (``request_form``): a best candidate
     #: within ``ask_margin`` under the threshold whose total is at least ``1 / ask_lead``
     #: times the runner-up's is selected (its brevity alone kept it out).
@@ -191,6 +200,10 @@ def build_plan(
             covered[c.idx] = ("covered", f"passes, but {names} already serve the request")
 
     selected.sort(key=lambda c: (not c.forced, clause_of.get(c.idx, _home_clause(c))))
+    answered: tuple[Pointer, ...] = ()
+    if rules.quick_fact and rules.pointers and selected and not any(c.forced for c in selected):
+        answered = _quick_fact_pointers(selected, reasons, covered, rules)
+        selected, primary = [], None
     groups = _groups(selected, rules.max_parallel, conflicts)
     plan = ActivationPlan(
         skills=tuple(
@@ -209,12 +222,39 @@ def build_plan(
         primary=primary.name if primary is not None else None,
     )
     pointers = (
-        _pointers(primary, selected, usable, near_companion, rules, overlap)
+        answered or _pointers(primary, selected, usable, near_companion, rules, overlap)
         if rules.pointers
         else ()
     )
     return PlanOutcome(
         plan=plan, covered=covered, selected=tuple(selected), reasons=reasons, pointers=pointers
+    )
+
+
+#: Why a quick question of fact gets pointers (see the module docstring).
+QUICK_FACT_WHY = (
+    "the request asks a quick question of fact about what it shows: load this only if "
+    "the answer needs its procedure"
+)
+
+
+def _quick_fact_pointers(
+    selected: Sequence[Candidate],
+    reasons: dict[int, str],
+    covered: dict[int, tuple[str, str]],
+    rules: PlanRules,
+) -> tuple[Pointer, ...]:
+    """The skills the plan would inject, as pointers; each is told why it is out."""
+    for c in selected:
+        reasons.pop(c.idx, None)
+        covered[c.idx] = (
+            "below_threshold",
+            f"a quick question of fact about what the request shows: pointed to, not "
+            f"injected (total {c.total:.2f}; threshold {rules.threshold:.2f})",
+        )
+    return tuple(
+        Pointer(name=c.name, why=QUICK_FACT_WHY, load=f"skillrt show {c.name}")
+        for c in selected[:MAX_POINTERS]
     )
 
 

@@ -21,6 +21,16 @@ Two more readings of form, both language-light:
   needs a skill's procedure states a job and its particulars; a one-line message
   ("thanks, merged", "reply to Priya: Thursday works", "add a newline at the end of
   README.md") rarely does, however close its words are to a skill's.
+* :func:`fact_about_material`: whether the message ends in a quick question of fact
+  (closed, "is that gzipped or raw?", or a specific wh-question, "what's the max timeout
+  on the consumption plan?") asked about something it shows (a paste, a code span, a
+  paragraph set apart). Such a message needs an answer, not a procedure, however close
+  the paste's words are to a skill's: the decision names its skills as pointers rather
+  than injecting them (:mod:`skillrt.routing.planner`). A question that asks for advice,
+  a recommendation, a plan or a method ("how should I structure this?", "where do I even
+  start?", "anything off with this?"), a diagnosis ("why does this fail?", "what's
+  causing this error?") or a judgement ("is this safe to merge?") is not one: a skill's
+  procedure may be its answer.
 * :func:`asks`: whether one clause of a request asks for something (a task in the
   imperative, "I need / can you / please ...", or a question) rather than describing the
   situation ("it runs from Jenkins on Ubuntu"). A second skill joins a plan only for a
@@ -38,6 +48,7 @@ __all__ = [
     "LONG_REQUEST_WORDS",
     "asks",
     "brevity",
+    "fact_about_material",
     "is_question",
     "own_words",
     "quick_question",
@@ -207,3 +218,88 @@ def asks(clause: str) -> bool:
     if first is not None and first.group(0).lower() in _TASK_VERBS:
         return True
     return bool(_ASKING.search(clause)) or is_question(clause)
+
+
+#: A sentence ends at ., ! or ? before white space, or at a line break.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?？])\s+|\n+")
+#: A lead-in closed by a colon before the question ("quick q:", "remind me:").
+_QUESTION_LEAD = re.compile(r"^[^:?\n]{1,50}:\s+")
+#: Words that open a closed (yes/no) question.
+_CLOSED_TEXT = "is isn't are aren't does doesn't did didn't was wasn't were weren't has hasn't have"
+_CLOSED_OPENERS = frozenset((_CLOSED_TEXT + " haven't").split())
+#: Wh-words: a question of fact when it names what it asks about (see _FILLER).
+_WH_TEXT = "what what's whats which when where who whose how"
+_WH_OPENERS = frozenset(_WH_TEXT.split())
+#: What asks for advice, a recommendation, a plan or a method rather than a fact ("how
+#: should ...", "what's the best way ...", "is there a tool that ..."): a skill's
+#: procedure may be the answer.
+_ADVICE = re.compile(
+    r"\b(?:should|would|could|ought|supposed\s+to|recommend\w*|suggest\w*|advi[sc]e"
+    r"|approach|strategy|idea|ideas|thoughts)\b"
+    r"|\b(?:best|safest|right|proper|good|better|cleanest|sensible)\s+(?:way|order|practice)"
+    r"|\b(?:is|are)\s+there\b|\b(?:can|could|will|would)\s+(?:i|we|you|u)\b"
+    r"|\b(?:go\s+about|get\s+started|start\s+with)\b|\bwhat\s+needs\b"
+    r"|\bhow\s+(?:do|does|can|will)\s+(?:i|we|you|one)\s+(?:know|tell|ensure|make\s+sure|prove)\b"
+    # "how do I fix ..." asks for the work itself.
+    r"|\bhow\s+(?:do|can|could|to)\s+(?:(?:i|we|you)\s+)?(?:fix|solve|debug|resolve|repair"
+    r"|troubleshoot|handle|deal\s+with|get\s+rid\s+of|prevent|avoid|speed\s+up|optimi[sz]e"
+    r"|improve|refactor|clean\s+up|migrate|secure|harden)\b"
+    # "what's causing this error?" asks for a diagnosis: debugging.
+    r"|\b(?:caus(?:e|es|ed|ing)|happen(?:s|ed|ing)?|going\s+on|fail(?:s|ed|ing|ures?)?"
+    r"|crash(?:es|ed|ing)?|break(?:s|ing)?|broke|errors?|bugs?|buggy)\b"
+    # "is this safe to merge?" asks for a judgement of the material: a review.
+    r"|\b(?:safe|ok|okay|fine|correct|right|good|secure|ready|enough|sane|reasonable"
+    r"|acceptable|idiomatic|efficient|wrong|broken|bad|worth|legit|risky)\b",
+    re.IGNORECASE,
+)
+#: Words that name nothing in a question ("what now?", "where do I even start?").
+_FILLER_TEXT = """
+    a an the this that these those it its it's here there now then i me my we us our you
+    your u do does did is are was were be been am to of in on for with at by from up down
+    out off about even just so also really actually anything something everything get go
+    going start
+"""
+_FILLER = frozenset(_FILLER_TEXT.split()) | _WH_OPENERS
+#: A fact question is short: longer ones carry a task's particulars.
+FACT_QUESTION_WORDS = 25
+
+
+def _question_tail(text: str) -> tuple[str, str] | None:
+    """The trailing run of sentences that end in a question mark, and the text before
+    it; None when ``text`` does not end in a question."""
+    stripped = text.strip()
+    if not _QUESTION_END.search(stripped):
+        return None
+    spans = [m.end() for m in _SENTENCE_BREAK.finditer(stripped)]
+    starts = [0, *spans]
+    first = len(starts) - 1
+    # Walk back over sentences that are questions too ("which flag? just -g?").
+    while first > 0 and _QUESTION_END.search(stripped[starts[first - 1] : starts[first]]):
+        first -= 1
+    return stripped[starts[first] :], stripped[: starts[first]]
+
+
+def fact_about_material(text: str) -> bool:
+    """True when ``text`` ends in a quick question of fact about something it shows (see
+    the module docstring): the question is closed or a wh-question that names what it
+    asks about, of at most :data:`FACT_QUESTION_WORDS` words, asks for no advice, and
+    comes after pasted material, a code span or a line break."""
+    tail = _question_tail(text)
+    if tail is None:
+        return False
+    question, before = tail
+    shown = "\n" in before or "`" in before or own_words(text) != text
+    if not before.strip() or not shown:
+        return False
+    question = _QUESTION_LEAD.sub("", question, count=1)
+    if _ADVICE.search(question) or request_words(question) > FACT_QUESTION_WORDS:
+        return False
+    words = [w.lower().rstrip(".") for w in _WORD.findall(question)]
+    if sum(w not in _FILLER for w in words) < 2:
+        return False
+    first = words[0]
+    if first in _CLOSED_OPENERS or first in _WH_OPENERS:
+        return True
+    if first == "do":
+        return len(words) > 1 and words[1] in _DO_SUBJECTS
+    return " or " in question.lower()

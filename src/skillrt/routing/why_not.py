@@ -11,7 +11,8 @@ decision's own explanation (``candidate.reason``) as the message; a new status n
 entry, nothing else. The planner's ``covered`` is told apart by its reason: covered by
 the primary (``covered_by_primary``), too similar to a planned skill (``overlaps``); a
 companion that was the best for a clause but below its own threshold is
-``companion_below_threshold``.
+``companion_below_threshold``; a skill that passed but was only pointed to because the
+request asks a quick question of fact about what it shows is ``quick_fact``.
 
 Why the skill lost is said in words: the winner and the part of the score that decided
 between them (:mod:`skillrt.routing.margins`: the part with the largest gap in
@@ -88,7 +89,11 @@ def _covered(c: ScoredCandidate) -> Reason:
 
 
 def _below(c: ScoredCandidate) -> Reason:
-    code = "companion_below_threshold" if c.reason.startswith("best for") else "below_threshold"
+    code = "below_threshold"
+    if c.reason.startswith("best for"):
+        code = "companion_below_threshold"
+    elif c.reason.startswith("a quick question of fact"):
+        code = "quick_fact"
     return Reason(code, c.reason or "below the threshold")
 
 
