@@ -32,6 +32,13 @@ from conftest import (
 
 pytestmark = pytest.mark.slow
 
+#: A quick question of fact about pasted SQL: sql-query-review is pointed to, not injected.
+QUICK_FACT = (
+    "SELECT * FROM orders WHERE created_at > now() - interval '7 days' ORDER BY total DESC;"
+    "\n\ndoes postgres use the index on orders.created_at for this query?"
+)
+QUICK_MARKER = "SKILLRT-E2E-QUICK-FACT-3b9e"
+
 #: client -> what install writes in a project.
 WRITES = {
     "claude-code": [".claude/settings.json"],
@@ -42,6 +49,8 @@ WRITES = {
 
 def test_project_install_one_body_per_session(agent: Agent) -> None:
     skills_with_marker(agent.project / CLIENTS[agent.client][1])
+    sql = agent.project / CLIENTS[agent.client][1] / "sql-query-review" / "SKILL.md"
+    sql.write_text(sql.read_text() + f"\n{QUICK_MARKER}\n")
     commit_all(agent.project)
     installed = agent.skillrt("install", agent.client, "--json")
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -60,6 +69,13 @@ def test_project_install_one_body_per_session(agent: Agent) -> None:
     other = agent.prompt(UNRELATED)  # a new session, a question no skill is for
     assert marker_count(other) == [0] * len(other)
     assert all("[Skill: " not in t and "Using skill" not in t for t in request_texts(other))
+
+    # A quick question of fact about a paste: the skill is named for the model, its body
+    # stays out (issue 29).
+    quick = agent.prompt(QUICK_FACT)
+    texts = request_texts(quick)
+    assert quick and all(QUICK_MARKER not in t for t in texts), texts[-1][-3000:]
+    assert all("Skills that may apply" in t and "sql-query-review" in t for t in texts)
 
     # the hook's state, caches, log and daemon live outside the repository
     assert git_status(agent.project) == [f"?? {p}" for p in WRITES[agent.client]]
