@@ -289,6 +289,10 @@ class RoutingConfig:
     #: A clause's best skill that stays under ``companion_threshold`` is pointed to when
     #: its probability of being needed there reaches this.
     pointer_companion: float = 0.3
+    #: One of the primary's first three runners-up is pointed to when the shipped
+    #: second-need model (``routing.second_need``) gives it this probability of serving a
+    #: second need of the request; above 1 turns it off.
+    pointer_second_need: float = 0.35
     #: A request that ends in a quick question of fact about what it shows (a paste, a
     #: code span; ``request_form.fact_about_material``) gets the skills its plan would
     #: inject as pointers, not bodies (docs/routing.md, *Pointers*). Needs ``pointers``.

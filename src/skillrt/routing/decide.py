@@ -18,7 +18,7 @@ first:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -147,6 +147,8 @@ def decide(
         pointer_floor=cfg.pointer_floor,
         pointer_similar=cfg.pointer_similar,
         pointer_companion=cfg.pointer_companion,
+        second_need=_second_need(cfg),
+        pointer_second_need=cfg.pointer_second_need,
         quick_fact=cfg.point_quick_facts and fact_about_material(query),
         brief_ask=brief_ask(query),
         ask_margin=cfg.brief_ask_margin,
@@ -172,6 +174,15 @@ def decide(
     }
     ordered = sorted(candidates, key=lambda c: (order.get(c.idx, len(order)), *_rank_key(c)))
     return Decision(tuple(ordered), outcome)
+
+
+def _second_need(cfg: RoutingConfig) -> Callable[[Sequence[float]], float] | None:
+    """The shipped second-need model's probability, when pointers read it."""
+    if not cfg.pointers or cfg.pointer_second_need > 1.0:
+        return None
+    from skillrt.routing.second_need import shipped
+
+    return shipped().probability
 
 
 def brief_ask(query: str) -> bool:

@@ -34,8 +34,11 @@ serve the request (the *minimal cover set*, R4):
   odds that the tie went the wrong way), or of ``pointer_floor`` of it for a near
   neighbour of the primary (document similarity ``pointer_similar`` or more: two
   variants of one procedure, where the request's words rarely settle which). Either
-  kind must reach ``pointer_floor`` of the primary's total. A no-skill plan and a forced
-  one have none (nothing is uncertain enough to name, or the user chose).
+  kind must reach ``pointer_floor`` of the primary's total. Then one of the primary's
+  first three runners-up that a learned model (:mod:`skillrt.routing.second_need`) reads
+  as serving a second need of the request, at probability ``pointer_second_need`` or
+  more. A no-skill plan and a forced one have none (nothing is uncertain enough to name,
+  or the user chose).
 * **A quick question of fact about what the request shows**
   (:func:`~skillrt.routing.request_form.fact_about_material`: "is that First Load JS
   number gzipped or raw?" under a pasted build table) wants an answer, not a procedure:
@@ -66,6 +69,8 @@ TIE_EPSILON = 0.05
 #: A candidate within this much under the threshold may still be a fallback.
 NEAR_MARGIN = 0.15
 MAX_FALLBACKS_PER_SKILL = 3
+#: The primary's runners-up the second-need model reads.
+SECOND_NEED_DEPTH = 3
 #: A clause's words quoted in a reason, at most.
 QUOTE_CHARS = 60
 _COST_RANK = {"low": 0, "medium": 1, "high": 2}
@@ -102,6 +107,11 @@ class PlanRules:
     #: A clause's best skill under the companion threshold is pointed to at this
     #: probability of being needed there (and ``pointer_floor`` of the primary's total).
     pointer_companion: float = 1.0
+    #: P(a runner-up serves a second need of the request) from its
+    #: :data:`~skillrt.routing.second_need.FEATURES`; None: not read.
+    second_need: Callable[[Sequence[float]], float] | None = None
+    #: A runner-up is pointed to when that probability reaches this (above 1: never).
+    pointer_second_need: float = 1.01
     #: The request ends in a quick question of fact about what it shows
     #: (``request_form.fact_about_material``): its skills are pointed to, not injected.
     quick_fact: bool = False
@@ -222,7 +232,7 @@ def build_plan(
         primary=primary.name if primary is not None else None,
     )
     pointers = (
-        answered or _pointers(primary, selected, usable, near_companion, rules, overlap)
+        answered or _pointers(primary, selected, usable, near_companion, clauses, rules, overlap)
         if rules.pointers
         else ()
     )
@@ -278,6 +288,7 @@ def _pointers(
     selected: Sequence[Candidate],
     usable: Sequence[Candidate],
     near_companion: Sequence[tuple[Candidate, str]],
+    clauses: Sequence[Clause],
     rules: PlanRules,
     overlap: Callable[[int, int], float],
 ) -> tuple[Pointer, ...]:
@@ -303,6 +314,7 @@ def _pointers(
                 f"{primary.total:.2f}; similarity {similar:.2f}): the model may weigh both"
             )
             out.append((c, why))
+    out += _second_needs(primary, chosen, usable, clauses, rules, overlap)
     seen: set[int] = set()
     pointers: list[Pointer] = []
     for c, why in out:
@@ -313,6 +325,36 @@ def _pointers(
         if len(pointers) == MAX_POINTERS:
             break
     return tuple(pointers)
+
+
+def _second_needs(
+    primary: Candidate,
+    chosen: set[int],
+    usable: Sequence[Candidate],
+    clauses: Sequence[Clause],
+    rules: PlanRules,
+    overlap: Callable[[int, int], float],
+) -> list[tuple[Candidate, str]]:
+    """The primary's first :data:`SECOND_NEED_DEPTH` runners-up that the learned model
+    reads as serving a second need, most likely first."""
+    if rules.second_need is None or rules.pointer_second_need > 1.0:
+        return []
+    from skillrt.routing.second_need import features
+
+    asking = [clause.asks for clause in clauses]
+    ranked = sorted((c for c in usable if c is not primary), key=lambda c: -c.total)
+    found: list[tuple[float, Candidate]] = []
+    for rank, c in enumerate(ranked[:SECOND_NEED_DEPTH], 1):
+        if c.idx in chosen or c.forced or c.anti:
+            continue
+        p = rules.second_need(features(primary, c, rank, asking, overlap))
+        if p >= rules.pointer_second_need:
+            found.append((p, c))
+    found.sort(key=lambda pc: -pc[0])
+    return [
+        (c, f"may serve a second part of the request (probability {p:.2f} beside {primary.name})")
+        for p, c in found
+    ]
 
 
 def companion_input(
