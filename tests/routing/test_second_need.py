@@ -122,3 +122,27 @@ def test_a_runner_up_read_as_a_second_need_is_pointed_to() -> None:
     assert plan(far).pointers == ()
     forced = dataclasses.replace(primary, forced=True)
     assert plan([forced, second]).pointers == ()
+
+
+def test_the_training_script_fits_a_known_logistic_and_measures_auc() -> None:
+    import sys
+    from pathlib import Path
+
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    try:
+        from train_second_need import auc, fit
+    finally:
+        sys.path.pop(0)
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(4000, 2)) * [1.0, 3.0] + [0.0, 5.0]
+    true = 1.5 * x[:, 0] - 0.5 * (x[:, 1] - 5.0) / 3.0 - 1.0
+    y = (rng.random(4000) < 1 / (1 + np.exp(-true))).astype(float)
+    mean, scale, coef, intercept = fit(x, y, l2=0.0)
+    # Standardised coefficients: x0 has scale ~1, x1 ~3 (the true -0.5 per scale unit).
+    assert coef[0] * 1.0 / scale[0] == pytest.approx(1.5, abs=0.15)
+    assert coef[1] == pytest.approx(-0.5, abs=0.1)
+    assert intercept == pytest.approx(-1.0 + coef[0] * mean[0] / scale[0], abs=0.15)
+    assert auc(np.array([0.1, 0.4, 0.35, 0.8]), np.array([0, 0, 1, 1])) == 0.75
+    assert auc(np.array([0.5, 0.5]), np.array([0, 1])) == 0.5
