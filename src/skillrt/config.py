@@ -296,7 +296,9 @@ class RoutingConfig:
     #: A request that ends in a quick question of fact about what it shows (a paste, a
     #: code span; ``request_form.fact_about_material``) gets the skills its plan would
     #: inject as pointers, not bodies (docs/routing.md, *Pointers*). Needs ``pointers``.
-    point_quick_facts: bool = True
+    #: Off by default: blind tests found it takes too many asks for work for facts
+    #: (docs/evaluation.md, *Implicit requests*).
+    point_quick_facts: bool = False
     #: Keep the raw query text in route events (off: only its sha256 and length).
     record_query_text: bool = False
     #: PATH used to check ``prerequisites.bins``; None = the caller's PATH.

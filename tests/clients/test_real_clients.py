@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 #: A quick question of fact about pasted SQL: sql-query-review is pointed to, not injected.
 QUICK_FACT = (
     "SELECT * FROM orders WHERE created_at > now() - interval '7 days' ORDER BY total DESC;"
-    "\n\ndoes postgres use the index on orders.created_at for this query?"
+    "\n\nis now() here the transaction start time or the statement time?"
 )
 QUICK_MARKER = "SKILLRT-E2E-QUICK-FACT-3b9e"
 
@@ -51,6 +51,7 @@ def test_project_install_one_body_per_session(agent: Agent) -> None:
     skills_with_marker(agent.project / CLIENTS[agent.client][1])
     sql = agent.project / CLIENTS[agent.client][1] / "sql-query-review" / "SKILL.md"
     sql.write_text(sql.read_text() + f"\n{QUICK_MARKER}\n")
+    (agent.project / "skillrt.yaml").write_text("routing:\n  point_quick_facts: true\n")
     commit_all(agent.project)
     installed = agent.skillrt("install", agent.client, "--json")
     assert installed.returncode == 0, installed.stdout + installed.stderr
@@ -70,8 +71,8 @@ def test_project_install_one_body_per_session(agent: Agent) -> None:
     assert marker_count(other) == [0] * len(other)
     assert all("[Skill: " not in t and "Using skill" not in t for t in request_texts(other))
 
-    # A quick question of fact about a paste: the skill is named for the model, its body
-    # stays out (issue 29).
+    # A quick question of fact about a paste, with the project's point_quick_facts on:
+    # the skill is named for the model, its body stays out (issue 29).
     quick = agent.prompt(QUICK_FACT)
     texts = request_texts(quick)
     assert quick and all(QUICK_MARKER not in t for t in texts), texts[-1][-3000:]

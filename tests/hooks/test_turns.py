@@ -118,9 +118,12 @@ def test_pointers_reach_the_turn_context_as_lines_never_bodies(
         "parse the PDF invoices from march into line items and tax totals", loaded=[other]
     )
     assert again.pointers == ()
-    # A quick question of fact about a paste gets the skill named, not injected.
+    # With point_quick_facts, a quick question of fact about a paste gets the skill
+    # named, not injected.
     paste = "$ pdftotext march-invoice.pdf -\nInvoice 2291  line items: 14  tax: 19%\n\n"
-    asked = rt.turn_context(paste + "does pdftotext keep the invoice line items in order?")
+    facts = dataclasses.replace(loose, point_quick_facts=True)
+    rt = SkillRuntime(RuntimeConfig(routing=facts), roots=[root], persist=False)
+    asked = rt.turn_context(paste + "which pdftotext version keeps invoice line items in order?")
     assert asked.skills == () and asked.text.startswith(POINTER_HEAD_ALONE)
     assert {p["name"] for p in asked.pointers} <= {"invoice-parser", "receipt-parser"}
     assert asked.pointers and "quick question of fact" in asked.pointers[0]["why"]

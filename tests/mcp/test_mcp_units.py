@@ -224,3 +224,9 @@ def test_route_summary_carries_pointers_with_the_client_s_own_load_step() -> Non
         }
     ]
     assert route_summary({"plan": {}})["pointers"] == []
+    assert route_summary(data)["next"].startswith("call load_skill for each skill")
+    # No skill injected, but one pointed to (a quick question of fact): the model answers
+    # and loads it only if it fits; it is not told that no skill fits.
+    asked = {"plan": {"skills": []}, "pointers": data["pointers"]}
+    assert "only if it fits" in route_summary(asked)["next"]
+    assert route_summary({"plan": {}})["next"] == "no skill fits: answer without one"

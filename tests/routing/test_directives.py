@@ -52,6 +52,13 @@ def test_one_word_names_questions_and_mere_mentions_force_nothing() -> None:
     assert not directives("use systematic debugging. " + "log line\n" * 300).forced
     # "do" with an article is the everyday noun, not the process's name.
     assert not directives("do a test driven development pass").forced
+    # The question is read on the sentence that names the skill, not the message's end.
+    asked = "Use systematic debugging on this:\nTimeoutError at db.py:42\nwhich driver is it?"
+    assert "systematic-debugging" in directives(asked).forced
+    told = directives("use systematic debugging. why does it hang?")
+    assert "systematic-debugging" in told.forced
+    assert not directives("the login test fails. should we use systematic debugging?").forced
+    assert not directives("should we use systematic debugging? the login test fails.").forced
 
 
 def test_a_negated_name_is_excluded_not_forced() -> None:

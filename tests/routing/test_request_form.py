@@ -191,10 +191,15 @@ def test_a_brief_ask_is_a_short_task_not_a_question() -> None:
 #: Quick questions of fact about what the message shows (written for this test).
 FACTS_ABOUT_MATERIAL = [
     "$ kubectl get pods\nweb-7f9  0/1  CrashLoopBackOff  12\n\n"
-    "is CrashLoopBackOff the same as OOMKilled?",
+    "is that restart count per container or per pod?",
     "```\nWARN deprecated: punycode\n```\nwhich node version removed punycode from core?",
     "error TS2304: Cannot find name 'structuredClone'.\n\ndoes that need lib es2022 or dom?",
-    "cargo build\n   Compiling serde v1.0.197\n\nquick q: does --release turn on LTO by default?",
+    "cargo build\n   Compiling serde v1.0.197\n\n"
+    "quick q: what's the default opt-level with --release?",
+    "$ git push\n ! [rejected]  main -> main (non-fast-forward)\n\n"
+    "what does non-fast-forward mean?",
+    "```\nDeprecationWarning: datetime.utcnow() is deprecated\n```\n"
+    "in which python version is it removed?",
     "our nginx has `client_max_body_size 1m;`. what's the unit when there is no suffix?",
     "pip says:\n\nERROR: No matching distribution found for torch==2.1.0\n\n"
     'what does "no matching distribution" mean here?',
@@ -204,6 +209,17 @@ NOT_FACTS = [
     "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhy does this fail?",
     "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhat is causing these failures?",
     "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhich of the date tests is broken?",
+    "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nwhat does this error mean?",
+    "```go\nfor v := range ch {\n    go process(v)\n}\n```\ndoes this leak goroutines?",
+    "```sql\nSELECT * FROM users WHERE name = '$name'\n```\n"
+    "is this vulnerable to injection or not?",
+    "```python\ndef load(p):\n    return json.load(open(p))\n```\n"
+    "how do I write a unit test for this?",
+    "```python\ndef load(p):\n    return json.load(open(p))\n```\n"
+    "what are the problems with this code?",
+    "Please review this PR before I merge it:\n```diff\n+timeout=5\n```\n"
+    "is the timeout in seconds or milliseconds?",  # the ask before the question stands
+    "```\nversion: 2.4.1\n```\nwhich version should we pin, 2.4.1 or 2.5?",
     "$ npm test\nFAIL src/date.test.ts (3 failed)\n\nhow do I fix the date parser tests?",
     "diff --git a/api.py b/api.py\n+    os.system(cmd)\n\nis this safe to merge?",
     "plan.md has 7 tasks, all written out.\n\nwhere do I even start?",
@@ -236,9 +252,9 @@ def test_a_question_with_a_task_s_particulars_is_not_a_quick_fact() -> None:
     from skillrt.routing.request_form import FACT_QUESTION_WORDS, fact_about_material
 
     paste = "$ kubectl get pods\nweb-7f9  0/1  CrashLoopBackOff  12\n\n"
-    long = "is CrashLoopBackOff the same as OOMKilled " + "for the web pod " * FACT_QUESTION_WORDS
-    assert fact_about_material(paste + "is CrashLoopBackOff the same as OOMKilled?")
-    assert not fact_about_material(paste + long + "?")
+    long = "is that restart count per container " + "of the web pod " * FACT_QUESTION_WORDS
+    assert fact_about_material(paste + "is that restart count per container or per pod?")
+    assert not fact_about_material(paste + long + "or per pod?")
     # A question in several sentences is read from its first ("which flag? just -g?").
     assert fact_about_material(paste + "which flag shows the previous logs? just -p?")
 
@@ -256,21 +272,21 @@ def test_the_quick_fact_reading_never_raises_and_needs_a_final_question(
 
 
 def test_router_points_to_the_skill_of_a_quick_fact_and_injects_it_for_work() -> None:
-    router = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
+    on = RoutingConfig(use_stats=False, point_quick_facts=True)
+    router = Router.from_skills(catalogue(), on, backend="hashing")
     paste = "$ git rebase main\nCONFLICT (content): Merge conflict in api.py\n\n"
     task = router.route(paste + "resolve the merge conflicts with git and finish the rebase")
     assert task.plan.names == ("git-helper",)
-    fact = router.route(paste + "does git rebase keep the original commit dates?", explain=True)
+    asked = "does git rebase keep the author date or the committer date?"
+    fact = router.route(paste + asked, explain=True)
     assert fact.plan.no_skill
     assert [p.name for p in fact.pointers] == ["git-helper"]
     top = next(c for c in fact.candidates if c.name == "git-helper")
     assert top.status == "below_threshold" and top.reason.startswith("a quick question of fact")
     from skillrt.routing.why_not import why_not
 
-    said = why_not(router, paste + "does git rebase keep the original commit dates?", "git-helper")
+    said = why_not(router, paste + asked, "git-helper")
     assert "quick_fact" in [r.code for r in said.reasons]
-    off = RoutingConfig(use_stats=False, point_quick_facts=False)
-    plain = Router.from_skills(catalogue(), off, backend="hashing")
-    assert plain.route(paste + "does git rebase keep the original commit dates?").plan.names == (
-        "git-helper",
-    )
+    # Off by default: the skill is injected as for any request.
+    plain = Router.from_skills(catalogue(), RoutingConfig(use_stats=False), backend="hashing")
+    assert plain.route(paste + asked).plan.names == ("git-helper",)

@@ -137,10 +137,17 @@ def route_summary(data: dict[str, Any]) -> dict[str, Any]:
             }
             for p in data.get("pointers", [])
         ],
-        "next": "call load_skill for each skill, in order"
-        if plan.get("skills")
-        else "no skill fits: answer without one",
+        "next": _next_step(bool(plan.get("skills")), bool(data.get("pointers"))),
     }
+
+
+def _next_step(skills: bool, pointers: bool) -> str:
+    """What the model does with a route summary."""
+    if skills:
+        return "call load_skill for each skill, in order"
+    if pointers:
+        return "no skill is needed for sure: answer, loading a pointed-to skill only if it fits"
+    return "no skill fits: answer without one"
 
 
 def error_outcome(err: SkillrtError) -> ToolOutcome:

@@ -145,10 +145,10 @@ def _named_uses(
 ) -> None:
     """Names of two words or more after a verb ("use systematic debugging to ..."):
     forced, or excluded when the verb is negated ("don't use ..."). A question asks
-    about a process, not for it: nothing is forced in one (exclusions still count)."""
+    about a process, not for it: nothing is forced in a sentence that asks one
+    (exclusions still count), whatever the rest of the message is."""
     from skillrt.routing.request_form import is_question
 
-    question: bool | None = None
     for m in _NAMED_USE.finditer(norm):
         words: list[re.Match[str]] = []
         pos = m.end()
@@ -171,12 +171,18 @@ def _named_uses(
             said = norm[m.start() : words[n - 1].end()].strip()
             if _NAMED_NEGATION.search(norm[max(0, m.start() - 24) : m.start()]):
                 excluded.setdefault(qn, said)
-            else:
-                if question is None:
-                    question = is_question(norm)
-                if not question:
-                    forced.setdefault(qn, said)
+            elif not is_question(_sentence_at(norm, m.start(), words[0].start() + len(text))):
+                forced.setdefault(qn, said)
             break
+
+
+def _sentence_at(text: str, start: int, end: int) -> str:
+    """The sentence of ``text`` that holds ``text[start:end]`` (its final mark included):
+    "Use systematic debugging on this:" is an ask even when the message ends in a
+    question about the paste below it."""
+    left = max(text.rfind(mark, 0, start) for mark in ".!?\n") + 1
+    ends = [i for i in (text.find(mark, end) for mark in ".!?\n") if i != -1]
+    return text[left : min(ends) + 1 if ends else len(text)]
 
 
 def _resolve_capture(text: str, resolve: Callable[[str], str | None]) -> str | None:

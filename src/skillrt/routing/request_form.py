@@ -15,22 +15,26 @@ output) and asks about it in a few words of their own. The form is read on those
 output), so "``Exit Code: 137`` ... is 137 always an OOM kill?" is the quick question
 it is, however long the paste.
 
-Two more readings of form, both language-light:
+Three more readings of form:
 
-* :func:`brevity`: how short the whole message is, whatever its form. A request that
-  needs a skill's procedure states a job and its particulars; a one-line message
-  ("thanks, merged", "reply to Priya: Thursday works", "add a newline at the end of
-  README.md") rarely does, however close its words are to a skill's.
-* :func:`fact_about_material`: whether the message ends in a quick question of fact
-  (closed, "is that gzipped or raw?", or a specific wh-question, "what's the max timeout
-  on the consumption plan?") asked about something it shows (a paste, a code span, a
-  paragraph set apart). Such a message needs an answer, not a procedure, however close
-  the paste's words are to a skill's: the decision names its skills as pointers rather
-  than injecting them (:mod:`skillrt.routing.planner`). A question that asks for advice,
-  a recommendation, a plan or a method ("how should I structure this?", "where do I even
-  start?", "anything off with this?"), a diagnosis ("why does this fail?", "what's
-  causing this error?") or a judgement ("is this safe to merge?") is not one: a skill's
-  procedure may be its answer.
+* :func:`brevity` (language-light): how short the whole message is, whatever its form. A
+  request that needs a skill's procedure states a job and its particulars; a one-line
+  message ("thanks, merged", "reply to Priya: Thursday works", "add a newline at the end
+  of README.md") rarely does, however close its words are to a skill's.
+* :func:`fact_about_material` (English): whether the message ends in a quick question of
+  fact about something it shows (a paste, a code span, a line set apart). Such a
+  message needs an answer, not a procedure, however close the paste's words are to a
+  skill's: the decision names its skills as pointers rather than injecting them
+  (:mod:`skillrt.routing.planner`). Only a few forms count, because a question about
+  pasted material is as often an ask for work ("does this leak goroutines?", "how do I
+  test this?", "what are the problems with this code?"): what a *marked* thing means
+  ("what does the "-" mean there?", not "what does this error mean?"), an attribute of a
+  named thing ("what's the max timeout on ...", "which flag ...", "in which version
+  ..."), or an alternative ("is that gzipped or raw?") that names no diagnosis or
+  judgement ("is this a leak or a small heap?"); none asking for advice ("should ...",
+  "best ..."), and none after an ask for work ("Please review this PR: ... is the
+  timeout in seconds or ms?"). It misses many facts; it is built not to take a task
+  for one.
 * :func:`asks`: whether one clause of a request asks for something (a task in the
   imperative, "I need / can you / please ...", or a question) rather than describing the
   situation ("it runs from Jenkins on Ubuntu"). A second skill joins a plan only for a
@@ -63,7 +67,6 @@ BRIEF_REQUEST_WORDS = 30
 
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*|\d[\w.]*")
 _CJK_RUN = re.compile(f"[{CJK_CHARS}]+")
-_QUESTION_END = re.compile(r"[?？]\s*[)\"'”’]*\s*$")
 #: Words that open an English question (wh-words and inverted auxiliaries).
 _OPENER_TEXT = """
     what what's whats which who whom whose when where why how how's is isn't are aren't
@@ -106,7 +109,7 @@ def is_question(text: str) -> bool:
     body = _COLON_LEAD.sub("", body, count=1)
     if _POLITE_REQUEST.match(body) or _PLEASE.search(body):
         return False
-    if _QUESTION_END.search(text):
+    if _ends_in_question(text):
         return True
     words = _WORD.findall(body[:80])
     if not words:
@@ -220,86 +223,128 @@ def asks(clause: str) -> bool:
     return bool(_ASKING.search(clause)) or is_question(clause)
 
 
-#: A sentence ends at ., ! or ? before white space, or at a line break.
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?？])\s+|\n+")
+#: A sentence ends at ., ! or ? before white space.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?？])[ \t]+")
+#: What may follow a final question mark: closing quotes and brackets, white space.
+_AFTER_QUESTION = " \t\r\n)]\"'”’"
 #: A lead-in closed by a colon before the question ("quick q:", "remind me:").
 _QUESTION_LEAD = re.compile(r"^[^:?\n]{1,50}:\s+")
-#: Words that open a closed (yes/no) question.
-_CLOSED_TEXT = "is isn't are aren't does doesn't did didn't was wasn't were weren't has hasn't have"
-_CLOSED_OPENERS = frozenset((_CLOSED_TEXT + " haven't").split())
-#: Wh-words: a question of fact when it names what it asks about (see _FILLER).
-_WH_TEXT = "what what's whats which when where who whose how"
-_WH_OPENERS = frozenset(_WH_TEXT.split())
-#: What asks for advice, a recommendation, a plan or a method rather than a fact ("how
-#: should ...", "what's the best way ...", "is there a tool that ..."): a skill's
-#: procedure may be the answer.
-_ADVICE = re.compile(
-    r"\b(?:should|would|could|ought|supposed\s+to|recommend\w*|suggest\w*|advi[sc]e"
-    r"|approach|strategy|idea|ideas|thoughts)\b"
-    r"|\b(?:best|safest|right|proper|good|better|cleanest|sensible)\s+(?:way|order|practice)"
-    r"|\b(?:is|are)\s+there\b|\b(?:can|could|will|would)\s+(?:i|we|you|u)\b"
-    r"|\b(?:go\s+about|get\s+started|start\s+with)\b|\bwhat\s+needs\b"
-    r"|\bhow\s+(?:do|does|can|will)\s+(?:i|we|you|one)\s+(?:know|tell|ensure|make\s+sure|prove)\b"
-    # "how do I fix ..." asks for the work itself.
-    r"|\bhow\s+(?:do|can|could|to)\s+(?:(?:i|we|you)\s+)?(?:fix|solve|debug|resolve|repair"
-    r"|troubleshoot|handle|deal\s+with|get\s+rid\s+of|prevent|avoid|speed\s+up|optimi[sz]e"
-    r"|improve|refactor|clean\s+up|migrate|secure|harden)\b"
-    # "what's causing this error?" asks for a diagnosis: debugging.
-    r"|\b(?:caus(?:e|es|ed|ing)|happen(?:s|ed|ing)?|going\s+on|fail(?:s|ed|ing|ures?)?"
-    r"|crash(?:es|ed|ing)?|break(?:s|ing)?|broke|errors?|bugs?|buggy)\b"
-    # "is this safe to merge?" asks for a judgement of the material: a review.
-    r"|\b(?:safe|ok|okay|fine|correct|right|good|secure|ready|enough|sane|reasonable"
-    r"|acceptable|idiomatic|efficient|wrong|broken|bad|worth|legit|risky)\b",
+#: What a shown thing means: "what does the "-" mean there?" (the thing is marked: quoted,
+#: code, a symbol or an all-caps name; "what does this error mean?" asks for a diagnosis).
+_MEANING = re.compile(
+    r"^what(?:'s|\s+is|\s+does|\s+do|\s+did)\s+(.{1,80}?)\s*\b(?:mean|means|stand\s+for"
+    r"|refers?\s+to)\b",
     re.IGNORECASE,
 )
-#: Words that name nothing in a question ("what now?", "where do I even start?").
-_FILLER_TEXT = """
-    a an the this that these those it its it's here there now then i me my we us our you
-    your u do does did is are was were be been am to of in on for with at by from up down
-    out off about even just so also really actually anything something everything get go
-    going start
-"""
-_FILLER = frozenset(_FILLER_TEXT.split()) | _WH_OPENERS
+_MARKED = re.compile(r"[`\"'“”‘’]|\S[-_./:=#+]\S|^[-_./:=#+]|\b[A-Z0-9]{3,}\b")
+#: An attribute of a named thing ("what's the max timeout on ...", "which flags ...") or
+#: when something came or goes ("since which version ...", "when was X deprecated?").
+_ATTRIBUTE = re.compile(
+    r"^(?:what|which)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:the\s+|a\s+|an\s+)?"
+    r"(?:[^\s?]+\s+){0,3}?(?:default|defaults|max|maximum|min|minimum|limit|limits|name"
+    r"|syntax|command|equivalent|difference|unit|units|version|versions|flag|flags|option"
+    r"|options|setting|settings|port|format|range|timeout|alias)\b"
+    r"|^(?:when\s+(?:was|were|did|does|is|will)|since\s+(?:when|which)|in\s+which)\b",
+    re.IGNORECASE,
+)
+#: An alternative between named things: "is that gzipped or raw?"
+_ALTERNATIVE = re.compile(
+    r"^(?:is|isn't|are|aren't|was|were|does|doesn't|do|did|has|have|what|which)\b.*\sor\s",
+    re.IGNORECASE,
+)
+#: What asks for advice or a preference rather than a fact ("which version should I ...").
+_ADVICE = re.compile(
+    r"\b(?:should|would|could|ought|supposed\s+to|recommend\w*|suggest\w*|advi[sc]e"
+    r"|approach|strategy|ideas?|thoughts|best|better|safest|cleanest|prefer\w*)\b",
+    re.IGNORECASE,
+)
+#: What asks for a diagnosis or a judgement of the material ("is this a memory leak or
+#: just a small heap?", "is this safe or not?"): a skill's procedure may be the answer.
+_JUDGEMENT = re.compile(
+    r"\b(?:caus(?:e|es|ed|ing)|happen(?:s|ed|ing)?|fail(?:s|ed|ing|ures?)?"
+    r"|crash(?:es|ed|ing)?|break(?:s|ing)?|broken?|bugs?|buggy|leak\w*|deadlock\w*|race"
+    r"|slow\w*|bottleneck\w*|problems?|issues?|wrong|missing|miss|vulnerab\w*|exploit\w*"
+    r"|inject\w*|expos\w*|risk\w*|secur\w*|safe\w*|enough|faster|errors?)\b",
+    re.IGNORECASE,
+)
 #: A fact question is short: longer ones carry a task's particulars.
 FACT_QUESTION_WORDS = 25
+#: Lines before the question read for an ask for work, at its start and at its end.
+ASK_LINES = 10
+
+
+def _ends_in_question(text: str) -> bool:
+    """``text`` ends in a question mark (closing quotes, brackets, white space after it)."""
+    return text.rstrip(_AFTER_QUESTION).endswith(("?", "？"))
 
 
 def _question_tail(text: str) -> tuple[str, str] | None:
-    """The trailing run of sentences that end in a question mark, and the text before
-    it; None when ``text`` does not end in a question."""
+    """The question that ends ``text`` (the run of question sentences on its last line)
+    and the text before it; None when ``text`` does not end in a question."""
     stripped = text.strip()
-    if not _QUESTION_END.search(stripped):
+    if not _ends_in_question(stripped):
         return None
-    spans = [m.end() for m in _SENTENCE_BREAK.finditer(stripped)]
-    starts = [0, *spans]
+    line_start = max(stripped.rfind("\n"), stripped.rfind("\r")) + 1
+    line = stripped[line_start:]
+    starts = [0, *(m.end() for m in _SENTENCE_BREAK.finditer(line))]
     first = len(starts) - 1
-    # Walk back over sentences that are questions too ("which flag? just -g?").
-    while first > 0 and _QUESTION_END.search(stripped[starts[first - 1] : starts[first]]):
+    # Walk back over sentences of the line that are questions too ("which flag? just -g?").
+    while first > 0 and _ends_in_question(line[starts[first - 1] : starts[first]]):
         first -= 1
-    return stripped[starts[first] :], stripped[: starts[first]]
+    cut = line_start + starts[first]
+    return stripped[cut:], stripped[:cut]
+
+
+def _asks_for_work(before: str) -> bool:
+    """A prose sentence before the question asks for work ("Please review this PR:",
+    "Write tests for this change."); a pasted title or log line that opens with such a
+    verb ("REPORT RequestId: ...", "Package  Current  Wanted") does not."""
+    # The person's own lines: not those inside a fence ("Run npm ci" in a CI log), and
+    # the first and last few only (an ask opens or closes a message; a long paste is not
+    # read line by line).
+    lines = [line for line in _FENCE.sub("\n", before).splitlines() if line.strip()]
+    if len(lines) > 2 * ASK_LINES:
+        lines = lines[:ASK_LINES] + lines[-ASK_LINES:]
+    for line in lines:
+        if not _is_prose(line):
+            continue
+        for sentence in _SENTENCE_BREAK.split(line.strip()):
+            if not sentence or _ends_in_question(sentence):
+                continue
+            if _ASKING.search(sentence):
+                return True
+            words = _WORD.findall(_CLAUSE_LEAD.sub("", sentence, count=1))
+            if not words or words[0].lower() not in _TASK_VERBS or words[0].isupper():
+                continue
+            if len(words) == 1 or not words[1][:1].isupper():
+                return True
+    return False
 
 
 def fact_about_material(text: str) -> bool:
     """True when ``text`` ends in a quick question of fact about something it shows (see
-    the module docstring): the question is closed or a wh-question that names what it
-    asks about, of at most :data:`FACT_QUESTION_WORDS` words, asks for no advice, and
-    comes after pasted material, a code span or a line break."""
+    the module docstring): after pasted material, a code span or a line break, and with
+    no ask for work before it, a question of at most :data:`FACT_QUESTION_WORDS` words in
+    one of the forms of a fact (what a shown thing means; an attribute of a named thing:
+    its default, limit, name, syntax, version, flag ...; when something came or goes; an
+    alternative, "is that gzipped or raw?") that asks for no advice, diagnosis or
+    judgement."""
     tail = _question_tail(text)
     if tail is None:
         return False
     question, before = tail
-    shown = "\n" in before or "`" in before or own_words(text) != text
-    if not before.strip() or not shown:
+    if not before.strip():
         return False
-    question = _QUESTION_LEAD.sub("", question, count=1)
-    if _ADVICE.search(question) or request_words(question) > FACT_QUESTION_WORDS:
+    if not ("\n" in before or "\r" in before or "`" in before or own_words(text) != text):
         return False
-    words = [w.lower().rstrip(".") for w in _WORD.findall(question)]
-    if sum(w not in _FILLER for w in words) < 2:
+    question = _QUESTION_LEAD.sub("", question.strip(), count=1)
+    if request_words(question) > FACT_QUESTION_WORDS or _ADVICE.search(question):
         return False
-    first = words[0]
-    if first in _CLOSED_OPENERS or first in _WH_OPENERS:
-        return True
-    if first == "do":
-        return len(words) > 1 and words[1] in _DO_SUBJECTS
-    return " or " in question.lower()
+    meaning = _MEANING.match(question)
+    if meaning is not None:
+        fact = bool(_MARKED.search(meaning.group(1))) and not _JUDGEMENT.search(question)
+    else:
+        fact = bool(_ATTRIBUTE.match(question)) or (
+            bool(_ALTERNATIVE.match(question)) and not _JUDGEMENT.search(question)
+        )
+    return fact and not _asks_for_work(before)
