@@ -176,12 +176,17 @@ def test_a_prompt_past_its_deadline_still_starts_the_daemon(
     prompts is started all the same."""
     project = autostarted
     state = hook_state(project)
-    proc = skillrt(
-        "hook", "claude-code", "--root", str(skills), "--deadline", "0.5", cwd=project,
-        stdin=claude_payload("please do a code review of my pr", project),
-        SKILLRT_DAEMON_AUTOSTART="1",
-    )  # fmt: skip
-    assert proc.returncode == 0
+
+    def prompt(deadline: str) -> subprocess.CompletedProcess[str]:
+        proc = skillrt(
+            "hook", "claude-code", "--root", str(skills), "--deadline", deadline, cwd=project,
+            stdin=claude_payload("please do a code review of my pr", project),
+            SKILLRT_DAEMON_AUTOSTART="1",
+        )  # fmt: skip
+        assert proc.returncode == 0
+        return proc
+
+    proc = prompt("0.5")
     log = (state / "hook.log").read_text()
     if hook_output(proc) is None:  # a machine fast enough answers in time: that is fine
         assert "deadline of 0.5 s passed while" in log
@@ -189,12 +194,7 @@ def test_a_prompt_past_its_deadline_still_starts_the_daemon(
             # A loaded machine passed the deadline before the work (reading the config):
             # no daemon was due yet; the next prompt, in time, starts it.
             assert "started a daemon" not in log
-            proc = skillrt(
-                "hook", "claude-code", "--root", str(skills), "--deadline", "30", cwd=project,
-                stdin=claude_payload("please do a code review of my pr", project),
-                SKILLRT_DAEMON_AUTOSTART="1",
-            )  # fmt: skip
-            assert proc.returncode == 0
+            prompt("30")
             log = (state / "hook.log").read_text()
     assert "started a daemon" in log
     wait_for(lambda: len(_daemons(state)) == 1, timeout=60)
