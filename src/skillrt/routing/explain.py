@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from skillrt.routing.planner import QUICK_FACT_REASON
 from skillrt.routing.scoring import weighted_sum
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def routing_reason(
         best = next((c for c in candidates if c.status not in ("excluded",)), None)
         if not candidates:
             parts.append("no skill: no candidate was recalled")
-        elif best is not None and best.reason.startswith("a quick question of fact"):
+        elif best is not None and best.reason.startswith(QUICK_FACT_REASON):
             parts.append(f"no skill: {best.reason}")
         elif best is not None and best.status == "below_threshold":
             assert best.breakdown is not None

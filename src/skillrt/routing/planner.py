@@ -241,6 +241,9 @@ def build_plan(
     )
 
 
+#: How the reason of a skill pointed to for a quick question of fact begins (``explain``
+#: and ``why_not`` read it).
+QUICK_FACT_REASON = "a quick question of fact about what the request shows"
 #: Why a quick question of fact gets pointers (see the module docstring).
 QUICK_FACT_WHY = (
     "the request asks a quick question of fact about what it shows: load this only if "
@@ -259,8 +262,8 @@ def _quick_fact_pointers(
         reasons.pop(c.idx, None)
         covered[c.idx] = (
             "below_threshold",
-            f"a quick question of fact about what the request shows: pointed to, not "
-            f"injected (total {c.total:.2f}; threshold {rules.threshold:.2f})",
+            f"{QUICK_FACT_REASON}: pointed to, not injected (total {c.total:.2f}; "
+            f"threshold {rules.threshold:.2f})",
         )
     return tuple(
         Pointer(name=c.name, why=QUICK_FACT_WHY, load=f"skillrt show {c.name}")

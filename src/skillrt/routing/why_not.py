@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from skillrt.routing.plan import ScoredCandidate
+from skillrt.routing.planner import QUICK_FACT_REASON
 from skillrt.routing.signals import SCORE_TERMS
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ def _below(c: ScoredCandidate) -> Reason:
     code = "below_threshold"
     if c.reason.startswith("best for"):
         code = "companion_below_threshold"
-    elif c.reason.startswith("a quick question of fact"):
+    elif c.reason.startswith(QUICK_FACT_REASON):
         code = "quick_fact"
     return Reason(code, c.reason or "below the threshold")
 
